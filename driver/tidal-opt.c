@@ -1,0 +1,186 @@
+/* tidal-opt — reads PTX, runs tidal passes, writes PTX.
+ *
+ * The pass pipeline is the table below; `-p` picks from it in order. Analyses
+ * and dumps (`-d`) run after the passes. Exit status: 0 success, 1 bad input,
+ * 2 usage error, 70 internal error. */
+#define _POSIX_C_SOURCE 200809L
+#include "ptx.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
+
+/* Builds the CFG of every function: checks that all branch targets exist. */
+static int pass_verify(ptx_module *m, ptx_diag *d) {
+    for (uint32_t i = 0; i < ptx_func_count(m); i++) {
+        ptx_func *f = ptx_func_at(m, i);
+        if (!f->has_body) continue;
+        ptx_cfg *c = ptx_cfg_build(f, d);
+        if (!c) return -1;
+        ptx_cfg_free(c);
+    }
+    return 0;
+}
+
+static const struct pass {
+    const char *name;
+    pass_fn run;
+    const char *help;
+} passes[] = {
+    {"verify", pass_verify, "check control flow: every branch names a label, every brx.idx a .branchtargets list"},
+};
+
+static const char usage_text[] =
+    "usage: tidal-opt [options] INPUT.ptx\n"
+    "\n"
+    "Reads PTX (INPUT, or standard input for '-'), runs the passes named with -p\n"
+    "in order, and writes the result. Without passes the output is byte-for-byte\n"
+    "the input; a pass that changes a function re-emits only what it changed.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE          write the PTX to FILE ('-' for standard output). Without -o the\n"
+    "                   PTX goes to standard output unless --stats or -d is given.\n"
+    "  -p PASS[,PASS]   run passes in order (see PASSES); may be repeated\n"
+    "  -d WHAT[,WHAT]   dump after the passes, to standard output:\n"
+    "                     cfg    basic blocks, predecessors and successors per function\n"
+    "  --stats          per function: instructions, basic blocks, barriers, calls and\n"
+    "                   special-register reads (%ctaid, %smid, ...)\n"
+    "  --help           show this help\n"
+    "  --version        show the version\n"
+    "\n"
+    "PASSES:\n";
+
+static void usage(FILE *out) {
+    fputs(usage_text, out);
+    for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
+        fprintf(out, "  %-16s %s\n", passes[i].name, passes[i].help);
+    fputs("\nexit status: 0 success, 1 malformed input (reported as file:line:col: error: ...),\n"
+          "2 usage error, 70 internal error.\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fputs("tidal-opt: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\ntry 'tidal-opt --help'\n", stderr);
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    const struct pass *pipeline[64];
+    size_t npipe = 0;
+    bool stats = false, dump_cfg = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            puts("tidal-opt 0.1 (PTX ISA up to 9.0)");
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "-p") || !strcmp(a, "-d")) {
+            if (i + 1 >= argc) return usage_error("option '%s' needs an argument", a);
+            const char *v = argv[++i];
+            if (a[1] == 'o') {
+                out = v;
+                continue;
+            }
+            char *list = strdup(v), *save = NULL;
+            if (!list) return 70;
+            for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (a[1] == 'd') {
+                    if (!strcmp(tok, "cfg")) dump_cfg = true;
+                    else {
+                        int rc = usage_error("unknown dump '%s' (known: cfg)", tok);
+                        free(list);
+                        return rc;
+                    }
+                    continue;
+                }
+                const struct pass *p = NULL;
+                for (size_t k = 0; k < sizeof passes / sizeof passes[0]; k++)
+                    if (!strcmp(passes[k].name, tok)) p = &passes[k];
+                if (!p) {
+                    int rc = usage_error("unknown pass '%s'", tok);
+                    free(list);
+                    return rc;
+                }
+                if (npipe == sizeof pipeline / sizeof pipeline[0]) {
+                    free(list);
+                    return usage_error("too many passes%s", "");
+                }
+                pipeline[npipe++] = p;
+            }
+            free(list);
+        } else if (!strcmp(a, "--stats")) {
+            stats = true;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '%s'", a);
+        } else if (in) {
+            return usage_error("more than one input file ('%s')", a);
+        } else {
+            in = a;
+        }
+    }
+    if (!in) return usage_error("no input file%s", "");
+    if (!out && !stats && !dump_cfg) out = "-";
+
+    size_t len;
+    char *src = ptx_read_file(in, &len);
+    if (!src) {
+        fprintf(stderr, "tidal-opt: cannot read '%s': %s\n", in, strerror(errno));
+        return 1;
+    }
+    const char *name = strcmp(in, "-") ? in : "<stdin>";
+    ptx_diag d;
+    ptx_module *m = ptx_parse(name, src, len, &d);
+    free(src);
+    if (!m) {
+        ptx_diag_print(&d, stderr);
+        return 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < npipe && !rc; i++)
+        if (pipeline[i]->run(m, &d)) rc = 1;
+    if (!rc && stats && ptx_stats_print(m, stdout, &d)) rc = 1;
+    if (!rc && dump_cfg) {
+        for (uint32_t i = 0; i < ptx_func_count(m) && !rc; i++) {
+            ptx_func *f = ptx_func_at(m, i);
+            if (!f->has_body) continue;
+            ptx_cfg *c = ptx_cfg_build(f, &d);
+            if (!c) {
+                rc = 1;
+                break;
+            }
+            ptx_cfg_dump(c, stdout);
+            ptx_cfg_free(c);
+        }
+    }
+    if (rc) {
+        ptx_diag_print(&d, stderr);
+        ptx_module_free(m);
+        return 1;
+    }
+    if (out) {
+        FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
+        if (!f) {
+            fprintf(stderr, "tidal-opt: cannot write '%s': %s\n", out, strerror(errno));
+            ptx_module_free(m);
+            return 1;
+        }
+        int werr = ptx_print(m, f);
+        if (f != stdout ? fclose(f) : fflush(f)) werr = -1;
+        if (werr) {
+            fprintf(stderr, "tidal-opt: error writing '%s': %s\n", out, strerror(errno));
+            if (f != stdout) remove(out);
+            ptx_module_free(m);
+            return 1;
+        }
+    }
+    ptx_module_free(m);
+    return 0;
+}
