@@ -1,0 +1,66 @@
+# tidal -- top-level convenience targets (the real build is CMake + Ninja).
+#
+#   make deps    check/install Debian packages (scripts/deps.txt) and the CUDA toolkit
+#   make build   configure build/ (first time) and build it
+#   make check   deps + build + build-asan (ASan+UBSan) + all tests in both;
+#                ends with one line "N passed, N failed"
+#   make demo    deps + build + scripts/demo.sh
+#   make fuzz    build the libFuzzer target(s) and fuzz for FUZZ_SECONDS (600)
+#   make bench   bench/run.sh, if present
+#   make clean   remove build trees
+
+SHELL := /bin/bash
+.NOTPARALLEL:
+.DEFAULT_GOAL := build
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+BUILD_TYPE  ?= RelWithDebInfo
+CTEST_JOBS  ?= 2
+CMAKE_ARGS  ?=
+FUZZ_SECONDS ?= 600
+FUZZ_TARGET ?= fuzz_ptx_parse
+
+.PHONY: all deps build build-asan check test demo fuzz bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/configure.sh normal $(BUILD)
+
+$(ASAN_BUILD)/build.ninja:
+	CMAKE_ARGS="$(CMAKE_ARGS)" scripts/configure.sh asan $(ASAN_BUILD) $(BUILD)
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+build-asan: $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD) tidal_check_deps
+
+# Everything after `deps` lives in scripts/check.sh (build, build-asan, ctest in
+# both, test/summary.sh); its last line is "N passed, N failed".
+check: deps
+	@BUILD_TYPE=$(BUILD_TYPE) CTEST_JOBS=$(CTEST_JOBS) CMAKE_ARGS="$(CMAKE_ARGS)" \
+	  scripts/check.sh $(BUILD) $(ASAN_BUILD)
+
+test: check
+
+demo: deps build
+	@scripts/demo.sh $(BUILD)
+
+fuzz: $(BUILD)/build.ninja
+	ninja -C $(BUILD) tidal_fuzz tidal_check_deps
+	scripts/fuzz-run.sh --binary $(BUILD)/fuzz/$(FUZZ_TARGET) --seconds $(FUZZ_SECONDS) \
+	  --work $(BUILD)/fuzz-work/$(FUZZ_TARGET) \
+	  --corpus test/fuzz/seeds --corpus $(BUILD)/corpus --corpus test/corpus/triton
+
+bench: build
+	@if [ -x bench/run.sh ]; then bench/run.sh; \
+	 elif [ -f bench/run.sh ]; then bash bench/run.sh; \
+	 else echo "make bench: no bench/run.sh yet"; fi
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

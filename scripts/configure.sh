@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Configure a build tree (the one place the two flavours' options live).
+#
+#   scripts/configure.sh normal DIR          RelWithDebInfo (BUILD_TYPE), gcc
+#   scripts/configure.sh asan DIR MAIN_DIR   Debug + ASan/UBSan (-O1); reuses
+#                                           MAIN_DIR's generated corpus and leaves
+#                                           the fuzz smoke test to MAIN_DIR
+#
+# Extra -D options: CMAKE_ARGS. Does nothing if DIR is already configured
+# (ninja re-runs CMake by itself when CMakeLists change).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+kind=${1:?usage: configure.sh normal|asan DIR [MAIN_DIR]}
+dir=${2:?usage: configure.sh normal|asan DIR [MAIN_DIR]}
+[[ -f $dir/build.ninja ]] && exit 0
+# shellcheck disable=SC2206
+extra=(${CMAKE_ARGS:-})
+case "$kind" in
+  normal)
+    exec cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${extra[@]}" ;;
+  asan)
+    main=${3:?configure.sh asan needs MAIN_DIR}
+    main=$(realpath -m "$main")
+    exec cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTIDAL_SANITIZE=ON \
+      -DTIDAL_FUZZ=OFF -DTIDAL_BUILD_CORPUS=OFF -DTIDAL_CORPUS_DIR="$main/corpus" "${extra[@]}" ;;
+  *) echo "configure.sh: unknown kind $kind" >&2; exit 2 ;;
+esac
