@@ -5,6 +5,7 @@
  * 2 usage error, 70 internal error. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
+#include "tidal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,15 @@
 #include <string.h>
 
 typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
+
+/* Reports of the tidal pass, printed after the pipeline with --report. */
+static tidal_report tidal_reports[8];
+static unsigned ntidal_reports;
+
+static int pass_tidal(ptx_module *m, ptx_diag *d) {
+    if (ntidal_reports == sizeof tidal_reports / sizeof tidal_reports[0]) ptx_ice("tidal pass run too often");
+    return tidal_run(m, NULL, &tidal_reports[ntidal_reports++], d);
+}
 
 /* Builds the CFG of every function: checks that all branch targets exist. */
 static int pass_verify(ptx_module *m, ptx_diag *d) {
@@ -31,6 +41,8 @@ static const struct pass {
     const char *help;
 } passes[] = {
     {"verify", pass_verify, "check control flow: every branch names a label, every brx.idx a .branchtargets list"},
+    {"tidal", pass_tidal, "SM gate + persistent logical-block loop in every kernel it can prove safe;\n"
+                          "                   other kernels stay byte-identical (see --report)"},
 };
 
 static const char usage_text[] =
@@ -46,6 +58,10 @@ static const char usage_text[] =
     "  -p PASS[,PASS]   run passes in order (see PASSES); may be repeated\n"
     "  -d WHAT[,WHAT]   dump after the passes, to standard output:\n"
     "                     cfg    basic blocks, predecessors and successors per function\n"
+    "  --report[=FMT]   after the passes, list every kernel the tidal pass saw: rewritten\n"
+    "                   or refused with the reason, and registers added. FMT is text\n"
+    "                   (default) or json. Goes to standard output, or to standard\n"
+    "                   error when the PTX itself goes to standard output.\n"
     "  --stats          per function: instructions, basic blocks, barriers, calls and\n"
     "                   special-register reads (%ctaid, %smid, ...)\n"
     "  --help           show this help\n"
@@ -74,6 +90,7 @@ int main(int argc, char **argv) {
     const struct pass *pipeline[64];
     size_t npipe = 0;
     bool stats = false, dump_cfg = false;
+    int report = 0; /* 0 none, 1 text, 2 json */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -116,6 +133,12 @@ int main(int argc, char **argv) {
                 pipeline[npipe++] = p;
             }
             free(list);
+        } else if (!strcmp(a, "--report") || !strcmp(a, "--report=text")) {
+            report = 1;
+        } else if (!strcmp(a, "--report=json")) {
+            report = 2;
+        } else if (!strncmp(a, "--report=", 9)) {
+            return usage_error("unknown report format '%s' (text or json)", a + 9);
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -127,7 +150,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!in) return usage_error("no input file%s", "");
-    if (!out && !stats && !dump_cfg) out = "-";
+    if (!out && !stats && !dump_cfg && !report) out = "-";
 
     size_t len;
     char *src = ptx_read_file(in, &len);
@@ -146,6 +169,14 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (size_t i = 0; i < npipe && !rc; i++)
         if (pipeline[i]->run(m, &d)) rc = 1;
+    if (!rc && report) {
+        FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
+        for (unsigned i = 0; i < ntidal_reports; i++) {
+            if (report == 2) tidal_report_print_json(&tidal_reports[i], rf);
+            else tidal_report_print_text(&tidal_reports[i], rf);
+        }
+        if (!ntidal_reports) fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
+    }
     if (!rc && stats && ptx_stats_print(m, stdout, &d)) rc = 1;
     if (!rc && dump_cfg) {
         for (uint32_t i = 0; i < ptx_func_count(m) && !rc; i++) {

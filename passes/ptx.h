@@ -203,6 +203,8 @@ char *ptx_read_file(const char *path, size_t *len);
 
 /* Writes the module: unmodified parts byte-for-byte. Returns 0 or -1 (errno). */
 int ptx_print(const ptx_module *m, FILE *out);
+/* Writes one function's body, from its '{' to its '}', with modifications. */
+int ptx_func_print_body(const ptx_func *f, FILE *out);
 /* Same, to a malloc'd buffer (NUL-terminated). */
 char *ptx_print_to_string(const ptx_module *m, size_t *len);
 

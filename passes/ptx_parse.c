@@ -80,6 +80,8 @@ static bool skip_to_semicolon(parser *ps, const char *ctx) {
                     char msg[96];
                     if (depth)
                         snprintf(msg, sizeof msg, "expected '%c' in the %s", stack[depth - 1], ctx);
+                    else if (c == '}') /* the end of the enclosing block: the ';' is missing */
+                        snprintf(msg, sizeof msg, "expected ';' to end the %s", ctx);
                     else
                         snprintf(msg, sizeof msg, "unbalanced '%c' in the %s", c, ctx);
                     error_at(ps, ps->p, msg);
@@ -323,6 +325,24 @@ static ptx_stmt *new_stmt(parser *ps, ptx_func *f) {
     return s;
 }
 
+/* True for a token that can end an operand (a value or a closing bracket). */
+static bool ends_operand(parser *ps, uint32_t i) {
+    const ptx_token *t = tk(ps, i);
+    if (t->kind == PTX_TK_PUNCT) return t->punct == ')' || t->punct == ']' || t->punct == '}';
+    return t->kind == PTX_TK_IDENT || t->kind == PTX_TK_INT || t->kind == PTX_TK_FLOAT || t->kind == PTX_TK_STRING;
+}
+
+/* The instruction before the current token lacks its ';': reports it where the
+ * ';' belongs, right after the previous token. */
+static void missing_semicolon(parser *ps) {
+    if (ps->failed) return;
+    const ptx_token *prev = tk(ps, ps->p - 1);
+    char got[64];
+    describe(ps, ps->p, got, sizeof got);
+    ptx_diag_error(ps->d, prev->line, prev->col + prev->len, "expected ';' to end the instruction before %s", got);
+    ps->failed = true;
+}
+
 static bool parse_instruction(parser *ps, ptx_func *f, uint16_t depth) {
     uint32_t b = ps->p;
     int32_t guard = -1;
@@ -356,7 +376,15 @@ static bool parse_instruction(parser *ps, ptx_func *f, uint16_t depth) {
         if (t->kind == PTX_TK_DIRECTIVE && sd == 0 && tk(ps, ps->p)->line != tk(ps, opc)->line &&
             (tok_eq(ps, ps->p, ".reg") || tok_eq(ps, ps->p, ".loc") || tok_eq(ps, ps->p, ".entry") ||
              tok_eq(ps, ps->p, ".func"))) {
-            error_at(ps, ps->p, "expected ';' to end the instruction");
+            missing_semicolon(ps);
+            return false;
+        }
+        /* A new line that starts like a statement (`ret`, `@%p1`, `L:`) right
+         * after a complete operand: the ';' is missing. Operands never sit side by
+         * side without a ',' or an operator between them. */
+        if (sd == 0 && ps->p > opc + 1 && t->line != tk(ps, ps->p - 1)->line &&
+            (t->kind == PTX_TK_IDENT || (t->kind == PTX_TK_PUNCT && t->punct == '@')) && ends_operand(ps, ps->p - 1)) {
+            missing_semicolon(ps);
             return false;
         }
         if (t->kind == PTX_TK_PUNCT) {
@@ -592,12 +620,18 @@ static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned li
         ps->p++;
         while (cur(ps)->kind == PTX_TK_INT) {
             uint64_t v;
+            if (pf->nvals == 3) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "'%.*s' takes at most 3 values", (int)tk(ps, pb)->len,
+                         ps->m->src + tk(ps, pb)->off);
+                error_at(ps, ps->p, msg);
+                return false;
+            }
             if (!parse_uint(ps, ps->p, &v)) {
                 error_at(ps, ps->p, "integer out of range");
                 return false;
             }
-            if (pf->nvals < 3) pf->vals[pf->nvals] = v;
-            pf->nvals++;
+            pf->vals[pf->nvals++] = v;
             ps->p++;
             if (!is_punct(ps, ps->p, ',')) break;
             ps->p++;
@@ -605,10 +639,6 @@ static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned li
                 error_at(ps, ps->p, "expected an integer after ','");
                 return false;
             }
-        }
-        if (pf->nvals > 3) {
-            error_at(ps, pb, "a performance directive takes at most 3 values");
-            return false;
         }
         pf->tok_begin = pb;
         pf->tok_end = ps->p;

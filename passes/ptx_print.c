@@ -21,6 +21,22 @@ static void flush_to(printer *pr, size_t off) {
     put(pr, pr->m->src + pr->pos, off - pr->pos);
     pr->pos = off;
 }
+/* Writes transform text; `next` is the source offset of what follows it. When
+ * the text's last line has a // comment and more than blanks follow on the
+ * source line, a line break goes between them: otherwise the comment would
+ * swallow it (a trailing block comment, the next statement of a shared line,
+ * a '{'). */
+static void put_text(printer *pr, const char *s, size_t n, size_t next) {
+    put(pr, s, n);
+    size_t k = n;
+    while (k && s[k - 1] != '\n') k--;
+    bool comment = false;
+    for (size_t i = k; i + 1 < n && !comment; i++) comment = s[i] == '/' && s[i + 1] == '/';
+    if (!comment) return;
+    const char *src = pr->m->src;
+    while (next < pr->m->len && (src[next] == ' ' || src[next] == '\t' || src[next] == '\r')) next++;
+    if (next < pr->m->len && src[next] != '\n') put(pr, "\n", 1);
+}
 static size_t tok_start(const ptx_module *m, uint32_t t) { return m->toks[t].off; }
 static size_t tok_end(const ptx_module *m, uint32_t t) { return (size_t)m->toks[t].off + m->toks[t].len; }
 
@@ -28,8 +44,10 @@ static void print_func(printer *pr, const ptx_func *f) {
     const ptx_module *m = pr->m;
     if (f->header_text) {
         flush_to(pr, tok_start(m, f->tok_begin));
-        put(pr, f->header_text, f->header_len);
-        pr->pos = tok_start(m, f->body_open_tok);
+        /* A declaration has no body: its header is everything before the ';'. */
+        size_t rest = tok_start(m, f->has_body ? f->body_open_tok : f->tok_end - 1);
+        put_text(pr, f->header_text, f->header_len, rest);
+        pr->pos = rest;
     }
     for (uint32_t i = 0; i < f->nstmts; i++) {
         const ptx_stmt *s = &f->stmts[i];
@@ -44,14 +62,20 @@ static void print_func(printer *pr, const ptx_func *f) {
             size_t at = tok_end(m, anchor - 1);
             if (at > pr->pos) flush_to(pr, at);
             put(pr, s->kind == PTX_ST_LABEL ? "\n" : "\n\t", s->kind == PTX_ST_LABEL ? 1 : 2);
-            put(pr, s->text, s->text_len);
+            put_text(pr, s->text, s->text_len, pr->pos);
         } else if (s->removed) {
             size_t at = tok_end(m, s->tok_begin - 1);
+            /* The removed statement starts a line and more follows on that line:
+             * keep the line break before it, or what follows would move up onto
+             * the previous line (a .loc line would swallow it). */
+            if (m->toks[s->tok_begin - 1].line != m->toks[s->tok_begin].line &&
+                m->toks[s->tok_end].kind != PTX_TK_EOF && m->toks[s->tok_end].line == m->toks[s->tok_end - 1].line)
+                at = tok_start(m, s->tok_begin);
             if (at > pr->pos) flush_to(pr, at);
             pr->pos = tok_end(m, s->tok_end - 1);
         } else if (s->text) {
             flush_to(pr, tok_start(m, s->tok_begin));
-            put(pr, s->text, s->text_len);
+            put_text(pr, s->text, s->text_len, tok_end(m, s->tok_end - 1));
             pr->pos = tok_end(m, s->tok_end - 1);
         }
     }
@@ -75,7 +99,8 @@ static int print_module(const ptx_module *m, FILE *out) {
                 }
             if (at > pr.pos) flush_to(&pr, at);
             if (at) put(&pr, "\n", 1);
-            put(&pr, it->text, it->text_len);
+            if (at) put_text(&pr, it->text, it->text_len, pr.pos);
+            else put(&pr, it->text, it->text_len);
             if (!at) put(&pr, "\n", 1);
         } else if (it->kind == PTX_ITEM_FUNC && it->func->modified) {
             print_func(&pr, it->func);
@@ -99,4 +124,15 @@ char *ptx_print_to_string(const ptx_module *m, size_t *len) {
     }
     if (len) *len = n;
     return buf;
+}
+
+int ptx_func_print_body(const ptx_func *f, FILE *out) {
+    const ptx_module *m = f->mod;
+    if (!f->has_body) ptx_ice("ptx_func_print_body on a declaration");
+    printer pr = {.m = m, .out = out, .pos = tok_start(m, f->body_open_tok)};
+    ptx_func tmp = *f;
+    tmp.header_text = NULL; /* the body only */
+    print_func(&pr, &tmp);
+    flush_to(&pr, tok_end(m, f->body_close_tok));
+    return pr.err;
 }

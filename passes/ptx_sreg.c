@@ -82,6 +82,7 @@ ptx_sreg ptx_sreg_classify(const char *s, size_t len, int *component) {
             if (base <= n || memcmp(s, sregs[k].name, n) != 0) continue;
             size_t j = n;
             while (j < base && s[j] >= '0' && s[j] <= '9') j++;
+            if (j == n) continue; /* a number is required: %pm0, %pm0_64, %envreg3 */
             if (j == base || (sregs[k].reg == PTX_SREG_PM && base - j == 3 && memcmp(s + j, "_64", 3) == 0)) {
                 if (comp >= 0) return PTX_SREG_NONE;
                 return sregs[k].reg;

@@ -1,0 +1,44 @@
+/* tidal.h — the tidal transform: SM gate + persistent logical-block loop.
+ *
+ * `tidal_run` rewrites every .entry of a module that it can prove safe and
+ * leaves every other kernel byte-identical, recording why. The device-side
+ * contract (control block, launch cases) is runtime/tidal_abi.h. */
+#ifndef TIDAL_PASS_H
+#define TIDAL_PASS_H
+
+#include "ptx.h"
+
+typedef enum tidal_verdict {
+    TIDAL_REWRITTEN,
+    TIDAL_REFUSED,
+} tidal_verdict;
+
+typedef struct tidal_kernel_report {
+    const char *name;
+    tidal_verdict verdict;
+    const char *reason;      /* refusal reason: a stable short code, e.g. "clusters" */
+    const char *detail;      /* human explanation with a line number */
+    const char *exit_mode;   /* "no-barriers", "convergent-exits", "barrier-funnel" */
+    unsigned regs_added;     /* virtual registers the rewrite declares */
+    unsigned barrier_between_blocks; /* 1 when logical blocks are separated by bar.sync */
+    unsigned line;           /* line of the .entry */
+} tidal_kernel_report;
+
+typedef struct tidal_report {
+    const char *file;
+    tidal_kernel_report *kernels;
+    unsigned nkernels;
+} tidal_report;
+
+typedef struct tidal_options {
+    bool reshaped_clone; /* emit NAME__tidal_reshaped (launch case c); default true */
+} tidal_options;
+
+/* Runs the transform on every kernel. Returns 0, or -1 on malformed input
+ * (diag set). The report is owned by the module's arena. */
+int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag);
+
+void tidal_report_print_text(const tidal_report *r, FILE *out);
+void tidal_report_print_json(const tidal_report *r, FILE *out);
+
+#endif

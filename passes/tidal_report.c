@@ -1,0 +1,55 @@
+/* tidal_report.c — what the tidal pass did to each kernel, as text or JSON. */
+#include "tidal.h"
+
+static void json_str(FILE *out, const char *s) {
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+void tidal_report_print_text(const tidal_report *r, FILE *out) {
+    unsigned rewritten = 0;
+    for (unsigned i = 0; i < r->nkernels; i++) rewritten += r->kernels[i].verdict == TIDAL_REWRITTEN;
+    fprintf(out, "%s: %u kernels, %u rewritten, %u refused\n", r->file, r->nkernels, rewritten,
+            r->nkernels - rewritten);
+    for (unsigned i = 0; i < r->nkernels; i++) {
+        const tidal_kernel_report *k = &r->kernels[i];
+        if (k->verdict == TIDAL_REWRITTEN)
+            fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s\n", k->name, k->line, k->exit_mode,
+                    k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "");
+        else
+            fprintf(out, "  refused   %s (line %u): %s: %s\n", k->name, k->line, k->reason, k->detail);
+    }
+}
+
+void tidal_report_print_json(const tidal_report *r, FILE *out) {
+    fputs("{\"file\": ", out);
+    json_str(out, r->file);
+    fputs(", \"kernels\": [", out);
+    for (unsigned i = 0; i < r->nkernels; i++) {
+        const tidal_kernel_report *k = &r->kernels[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        fputs("\"name\": ", out);
+        json_str(out, k->name);
+        fprintf(out, ", \"line\": %u, \"verdict\": \"%s\"", k->line,
+                k->verdict == TIDAL_REWRITTEN ? "rewritten" : "refused");
+        if (k->verdict == TIDAL_REWRITTEN) {
+            fputs(", \"exit_mode\": ", out);
+            json_str(out, k->exit_mode);
+            fprintf(out, ", \"registers_added\": %u, \"barrier_between_blocks\": %s", k->regs_added,
+                    k->barrier_between_blocks ? "true" : "false");
+        } else {
+            fputs(", \"reason\": ", out);
+            json_str(out, k->reason);
+            fputs(", \"detail\": ", out);
+            json_str(out, k->detail);
+        }
+        fputc('}', out);
+    }
+    fputs("\n]}\n", out);
+}

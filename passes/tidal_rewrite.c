@@ -1,0 +1,853 @@
+/* tidal_rewrite.c — the tidal transform of one module.
+ *
+ * Every .entry that is safe to rewrite becomes:
+ *
+ *   prologue   read __tidal_ctl; 0 → "direct": run the body once as the original
+ *              would (launch case a). Else find this launch's claim slot (keyed by
+ *              %gridid), test %smid against the partition mask, and decide: work,
+ *              leave, or — last block of a launch nobody works for — work anyway
+ *              (liveness guard, counted as a violation).
+ *   claim      leader re-reads the mask, claims a chunk of logical blocks with one
+ *              atomic, publishes it in shared memory; one bar.sync per claim.
+ *   logical    %ctaid/%nctaid read the logical values; `ret`/`exit` jump to
+ *              $tdl_next, which runs the next logical block of the chunk or claims.
+ *   depart     the last physical block of the launch resets the slot.
+ *
+ * A clone NAME__tidal_reshaped takes the logical grid as an extra parameter and
+ * is launched with a grid of persistent workers (case c). See docs/design.md. */
+#define _POSIX_C_SOURCE 200809L
+#include "tidal_internal.h"
+#include "tidal_abi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { SLOT_PRESENCE = 8, SLOT_NEXT = 16, SLOT_DONE = 20 };
+
+typedef struct func_info {
+    ptx_func *f;
+    tidal_facts local, closure;
+    bool closure_done, visiting;
+} func_info;
+
+typedef struct ctx {
+    ptx_module *m;
+    ptx_diag *d;
+    func_info *fi;
+    uint32_t nf;
+} ctx;
+
+static func_info *info_of(ctx *c, uint32_t name_tok) {
+    for (uint32_t i = 0; i < c->nf; i++) {
+        const ptx_token *a = &c->m->toks[c->fi[i].f->name_tok], *b = &c->m->toks[name_tok];
+        if (a->len == b->len && !memcmp(c->m->src + a->off, c->m->src + b->off, a->len)) return &c->fi[i];
+    }
+    return NULL;
+}
+
+static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s) {
+    uint32_t ci = s->nops && m->toks[s->ops[0].tok_begin].kind == PTX_TK_PUNCT ? 1 : 0;
+    return ci < s->nops ? s->ops[ci].tok_begin : UINT32_MAX;
+}
+
+/* Facts of a function and everything it may call (indirect calls: any function). */
+static const tidal_facts *closure(ctx *c, func_info *fi) {
+    if (fi->closure_done || fi->visiting) return &fi->closure;
+    fi->visiting = true;
+    fi->closure = fi->local;
+    const ptx_module *m = c->m;
+    for (uint32_t i = 0; i < fi->f->nstmts; i++) {
+        const ptx_stmt *s = &fi->f->stmts[i];
+        if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_CALL) continue;
+        uint32_t ct = callee_operand(m, s);
+        if (ct == UINT32_MAX) continue;
+        if (m->src[m->toks[ct].off] == '%') {
+            for (uint32_t k = 0; k < c->nf; k++)
+                if (!c->fi[k].f->is_entry) tidal_facts_merge(&fi->closure, closure(c, &c->fi[k]));
+        } else {
+            func_info *callee = info_of(c, ct);
+            if (callee && callee->f->has_body) tidal_facts_merge(&fi->closure, closure(c, callee));
+        }
+    }
+    fi->visiting = false;
+    fi->closure_done = true;
+    return &fi->closure;
+}
+
+/* Does statement i reach a CTA barrier (itself, or through a call)? */
+static bool stmt_barrier(ctx *c, const ptx_func *f, uint32_t i) {
+    const ptx_stmt *s = &f->stmts[i];
+    if (s->kind != PTX_ST_INSTR) return false;
+    if (s->op_class == PTX_OP_BARRIER) return true;
+    if (s->op_class != PTX_OP_CALL) return false;
+    uint32_t ct = callee_operand(c->m, s);
+    if (ct == UINT32_MAX) return false;
+    if (c->m->src[c->m->toks[ct].off] == '%') {
+        for (uint32_t k = 0; k < c->nf; k++)
+            if (!c->fi[k].f->is_entry && closure(c, &c->fi[k])->cta_barrier) return true;
+        return false;
+    }
+    func_info *callee = info_of(c, ct);
+    return callee && callee->f->has_body && closure(c, callee)->cta_barrier;
+}
+
+/* ------------------------------------------------------------ text building */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + n + 1) nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) ptx_ice("out of memory");
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* Statement text with %ctaid/%nctaid components replaced by the logical ones. */
+static char *substitute_sregs(ctx *c, const ptx_stmt *s, bool *changed) {
+    const ptx_module *m = c->m;
+    sbuf b = {0};
+    size_t pos = m->toks[s->tok_begin].off;
+    *changed = false;
+    for (uint32_t t = s->tok_begin; t < s->tok_end; t++) {
+        const ptx_token *k = &m->toks[t];
+        if (k->kind != PTX_TK_IDENT || m->src[k->off] != '%') continue;
+        int comp;
+        ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, &comp);
+        if ((r != PTX_SREG_CTAID && r != PTX_SREG_NCTAID) || comp < 0) continue;
+        sb_put(&b, m->src + pos, k->off - pos);
+        static const char *const names[2][3] = {{"%tdl_cx", "%tdl_cy", "%tdl_cz"}, {"%tdl_nx", "%tdl_ny", "%tdl_nz"}};
+        sb_str(&b, names[r == PTX_SREG_NCTAID][comp]);
+        pos = k->off + k->len;
+        *changed = true;
+    }
+    const ptx_token *last = &m->toks[s->tok_end - 1];
+    sb_put(&b, m->src + pos, last->off + last->len - pos);
+    return b.p;
+}
+
+/* `[@p] ret[.uni];` / `exit;` → `[@p] bra[.uni] $tdl_next;` */
+static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
+    const ptx_module *m = c->m;
+    sbuf b = {0};
+    if (s->guard_tok >= 0) {
+        sb_str(&b, s->guard_neg ? "@!" : "@");
+        const ptx_token *g = &m->toks[s->guard_tok];
+        sb_put(&b, m->src + g->off, g->len);
+        sb_str(&b, " ");
+    }
+    const ptx_token *ot = &m->toks[s->opcode_tok];
+    bool uni = ot->len >= 4 && !memcmp(m->src + ot->off + ot->len - 4, ".uni", 4);
+    sb_str(&b, uni ? "bra.uni \t$tdl_next;" : "bra \t$tdl_next;");
+    return b.p;
+}
+
+/* ------------------------------------------------------------ generated PTX */
+
+static const char reg_decls[] =
+    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_p, %tdl_q;\n"
+    "\t.reg .u32 \t%tdl_resume;\n"
+    "\t.reg .u32 \t%tdl_cx, %tdl_cy, %tdl_cz, %tdl_nx, %tdl_ny, %tdl_nz, %tdl_total, %tdl_phys, %tdl_chunk;\n"
+    "\t.reg .u32 \t%tdl_b0, %tdl_b1, %tdl_lin, %tdl_sm, %tdl_state, %tdl_t0, %tdl_t1, %tdl_t2;\n"
+    "\t.reg .u64 \t%tdl_ctl, %tdl_slot, %tdl_a0, %tdl_a1, %tdl_a2;\n"
+    "\t.shared .align 4 .b8 \t__tidal_sh[12];";
+enum { REGS_ADDED = 5 + 1 + 9 + 8 + 5 };
+
+/* Where the grid comes from: the launch itself (cases a, b) ... */
+static const char prologue_original_grid[] =
+    "// tidal: control block and logical grid (original launch)\n"
+    "\tld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "\tmov.u32 \t%tdl_nx, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
+    "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
+    "\tsetp.eq.u64 \t%tdl_direct, %tdl_ctl, 0;\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
+    "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
+    "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
+    "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
+    "\tsetp.gt.u64 \t%tdl_direct, %tdl_a0, 2147483647;\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
+    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
+    "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
+    "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
+    "\tmin.u32 \t%tdl_chunk, %tdl_chunk, 32;\n"
+    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;";
+
+/* ... or the runtime's tidal_launch parameter (case c). */
+static const char prologue_reshaped_grid[] =
+    "// tidal: control block and logical grid (reshaped launch)\n"
+    "\tld.param.u64 \t%tdl_ctl, [__tidal_launch];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
+    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
+    "\t@%tdl_p trap;\n"
+    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+8];\n"
+    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+16];\n"
+    "\tsetp.ne.u64 \t%tdl_direct, %tdl_ctl, %tdl_ctl;\n"
+    "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
+    "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
+    "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
+    "\tsetp.gt.u64 \t%tdl_p, %tdl_a0, 2147483647;\n"
+    "\t@%tdl_p trap;\n"
+    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
+    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n"
+    "\tmov.u32 \t%tdl_t0, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
+    "\tmul.lo.u32 \t%tdl_phys, %tdl_t0, %tdl_t1;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
+    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;";
+
+/* Mask test of %tdl_sm against the partition at %tdl_ctl: %tdl_t0 = 0/1. */
+#define MASK_TEST                                                                                                      \
+    "\tshr.u32 \t%tdl_t0, %tdl_sm, 6;\n"                                                                               \
+    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 8;\n"                                                                          \
+    "\tadd.u64 \t%tdl_a1, %tdl_ctl, %tdl_a1;\n"                                                                        \
+    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_a1];\n"                                                              \
+    "\tand.b32 \t%tdl_t0, %tdl_sm, 63;\n"                                                                              \
+    "\tshr.u64 \t%tdl_a1, %tdl_a1, %tdl_t0;\n"                                                                         \
+    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a1;\n"                                                                              \
+    "\tand.b32 \t%tdl_t0, %tdl_t0, 1;\n"
+
+static const char prologue_common[] =
+    "// tidal: find this launch's slot, gate on the SM mask\n"
+    "\tmov.u32 \t%tdl_t0, %tid.x;\n"
+    "\tmov.u32 \t%tdl_t1, %tid.y;\n"
+    "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
+    "\tmov.u32 \t%tdl_t1, %tid.z;\n"
+    "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
+    "\tsetp.eq.u32 \t%tdl_leader, %tdl_t0, 0;\n"
+    "\tmov.u32 \t%tdl_sm, %smid;\n"
+    "\tsetp.ne.u32 \t%tdl_odd, %tdl_sm, %tdl_sm;\n"
+    "\t@!%tdl_leader bra.uni \t$tdl_joined;\n"
+    "\tmov.u64 \t%tdl_a2, %gridid;\n"
+    "\tadd.u64 \t%tdl_a0, %tdl_ctl, 128;\n"
+    "\tld.global.u32 \t%tdl_t1, [%tdl_ctl+64];\n"
+    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a2;\n"
+    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
+    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
+    "$tdl_probe:\n"
+    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 1024;\n"
+    "\tadd.u64 \t%tdl_slot, %tdl_a0, %tdl_a1;\n"
+    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
+    "\t@%tdl_p bra.uni \t$tdl_found;\n"
+    "\tsetp.ne.u64 \t%tdl_p, %tdl_a1, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_probe_next;\n"
+    "\tatom.acquire.gpu.global.cas.b64 \t%tdl_a1, [%tdl_slot], 0, %tdl_a2;\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
+    "\tsetp.eq.or.u64 \t%tdl_p, %tdl_a1, %tdl_a2, %tdl_p;\n"
+    "\t@%tdl_p bra.uni \t$tdl_found;\n"
+    "$tdl_probe_next:\n"
+    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
+    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 0;\n"
+    "\tsub.u32 \t%tdl_t2, %tdl_t2, 1;\n"
+    "\t@%tdl_p bra.uni \t$tdl_probe;\n"
+    "// tidal: every slot busy (more running launches than slots): wait for one\n"
+    "\tnanosleep.u32 \t1000;\n"
+    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
+    "\tbra.uni \t$tdl_probe;\n"
+    "$tdl_found:\n"
+    MASK_TEST
+    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
+    "\tmov.u32 \t%tdl_state, 0;\n"
+    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
+    "\tcvt.u64.u32 \t%tdl_a1, %tdl_t0;\n"
+    "\tor.b64 \t%tdl_a1, %tdl_a1, 4294967296;\n"
+    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], %tdl_a1;\n"
+    "\tmov.u32 \t%tdl_state, 1;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
+    "\tmov.u32 \t%tdl_state, 0;\n"
+    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
+    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
+    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
+    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_phys;\n"
+    "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t2, 0, %tdl_p;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
+    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
+    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
+    "\tmov.u32 \t%tdl_state, 2;\n"
+    "$tdl_publish:\n"
+    "\tst.shared.u32 \t[__tidal_sh+8], %tdl_state;\n"
+    "$tdl_joined:\n"
+    "\tbarrier.sync \t@BAR@;\n"
+    "\tld.shared.u32 \t%tdl_state, [__tidal_sh+8];\n"
+
+    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
+    "$tdl_claim:\n"
+    "\t@!%tdl_leader bra.uni \t$tdl_claimed;\n"
+    "\tmov.u32 \t%tdl_b0, %tdl_total;\n"
+    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 2;\n"
+    "\t@%tdl_p bra.uni \t$tdl_take;\n"
+    MASK_TEST
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_take;\n"
+    "// tidal: SM taken away; the launch's last worker keeps going (liveness guard)\n"
+    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], -1;\n"
+    "\tmov.u32 \t%tdl_state, 0;\n"
+    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
+    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
+    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 1;\n"
+    "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t1, %tdl_phys, %tdl_p;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
+    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
+    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
+    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
+    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
+    "\tmov.u32 \t%tdl_state, 2;\n"
+    "$tdl_take:\n"
+    "\tatom.relaxed.gpu.global.add.u32 \t%tdl_b0, [%tdl_slot+16], %tdl_chunk;\n"
+    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
+    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
+    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
+    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+48];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_no_sm_count;\n"
+    "\tsub.u32 \t%tdl_t1, %tdl_b1, %tdl_b0;\n"
+    "\tcvt.u64.u32 \t%tdl_a2, %tdl_t1;\n"
+    "\tmul.wide.u32 \t%tdl_a0, %tdl_sm, 8;\n"
+    "\tadd.u64 \t%tdl_a1, %tdl_a1, %tdl_a0;\n"
+    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_a1], %tdl_a2;\n"
+    "$tdl_no_sm_count:\n"
+    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+40];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
+    "\tmov.u32 \t%tdl_t1, %tdl_b0;\n"
+    "$tdl_count:\n"
+    "\tmul.wide.u32 \t%tdl_a0, %tdl_t1, 4;\n"
+    "\tadd.u64 \t%tdl_a0, %tdl_a1, %tdl_a0;\n"
+    "\tred.relaxed.gpu.global.add.u32 \t[%tdl_a0], 1;\n"
+    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
+    "\tsetp.lt.u32 \t%tdl_p, %tdl_t1, %tdl_b1;\n"
+    "\t@%tdl_p bra.uni \t$tdl_count;\n"
+    "$tdl_publish_claim:\n"
+    "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+4], %tdl_b0;\n"
+    "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh], %tdl_b0;\n"
+    "$tdl_claimed:\n"
+    "\tbarrier.sync \t@BAR@;\n"
+    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+4];\n"
+    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh];\n"
+    "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
+    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
+    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
+    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
+    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
+    "\tmov.u32 \t%tdl_lin, %tdl_b0;\n"
+    "$tdl_logical:\n"
+    "\tmov.u32 \t%tdl_cx, %tdl_lin;\n"
+    "\tmov.u32 \t%tdl_cy, 0;\n"
+    "\tmov.u32 \t%tdl_cz, 0;\n"
+    "\tsetp.eq.u32 \t%tdl_p, %tdl_total, %tdl_nx;\n"
+    "\t@%tdl_p bra.uni \t$tdl_body;\n"
+    "\trem.u32 \t%tdl_cx, %tdl_lin, %tdl_nx;\n"
+    "\tdiv.u32 \t%tdl_t0, %tdl_lin, %tdl_nx;\n"
+    "\trem.u32 \t%tdl_cy, %tdl_t0, %tdl_ny;\n"
+    "\tdiv.u32 \t%tdl_cz, %tdl_t0, %tdl_ny;\n"
+    "\tbra.uni \t$tdl_body;\n"
+    "$tdl_direct_start:\n"
+    "\tsetp.eq.u32 \t%tdl_direct, %tdl_nx, %tdl_nx;\n"
+    "\tmov.u32 \t%tdl_cx, %ctaid.x;\n"
+    "\tmov.u32 \t%tdl_cy, %ctaid.y;\n"
+    "\tmov.u32 \t%tdl_cz, %ctaid.z;\n"
+    "$tdl_body:";
+
+static const char epilogue_head[] =
+    "\t@%tdl_direct exit;\n"
+    "\tadd.u32 \t%tdl_lin, %tdl_lin, 1;\n"
+    "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
+    "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
+
+static const char epilogue_tail[] =
+    "\tbra.uni \t$tdl_logical;\n"
+    "$tdl_depart:\n"
+    "\t@!%tdl_leader exit;\n"
+    "// tidal: count this block out in its shard (physical block id mod 32)\n"
+    "\tmov.u32 \t%tdl_t0, %ctaid.z;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
+    "\tmov.u32 \t%tdl_t2, %ctaid.y;\n"
+    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_t2, %ctaid.x;\n"
+    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
+    "\tand.b32 \t%tdl_t0, %tdl_t0, 31;\n"
+    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
+    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
+    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_a1+64], 1;\n"
+    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
+    "\tand.b32 \t%tdl_t2, %tdl_phys, 31;\n"
+    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, %tdl_t2;\n"
+    "\tselp.u32 \t%tdl_t2, 1, 0, %tdl_p;\n"
+    "\tshr.u32 \t%tdl_t0, %tdl_phys, 5;\n"
+    "\tadd.u32 \t%tdl_t0, %tdl_t0, %tdl_t2;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
+    "\t@%tdl_p exit;\n"
+    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_slot+20], 1;\n"
+    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
+    "\tmin.u32 \t%tdl_t0, %tdl_phys, 32;\n"
+    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
+    "\t@%tdl_p exit;\n"
+    "// tidal: the launch's last block resets its slot for the next launch\n"
+    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+8], 0;\n"
+    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+16], 0;\n"
+    "\tmov.u32 \t%tdl_t0, 0;\n"
+    "$tdl_reset:\n"
+    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
+    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
+    "\tst.relaxed.gpu.global.u32 \t[%tdl_a1+64], 0;\n"
+    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
+    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, 32;\n"
+    "\t@%tdl_p bra.uni \t$tdl_reset;\n"
+    "\tfence.acq_rel.gpu;\n"
+    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot], 0;\n"
+    "\texit;";
+
+/* ------------------------------------------------------------ per kernel */
+
+static char *tok_line(ctx *c, uint32_t t) {
+    char name[64];
+    ptx_tok_str(c->m, t, name, sizeof name);
+    return ptx_fmt(c->m, "line %u: '%s'", c->m->toks[t].line, name);
+}
+
+static void refuse(ctx *c, tidal_kernel_report *r, const char *reason, const char *detail) {
+    (void)c;
+    r->verdict = TIDAL_REFUSED;
+    r->reason = reason;
+    r->detail = detail;
+}
+
+typedef struct plan {
+    bool between_barrier; /* barrier between logical blocks of one claim */
+    bool funnel;          /* route barriers and exits through one CTA-wide funnel */
+    unsigned bar_id;      /* id of tidal's own barriers */
+} plan;
+
+/* Statement reaches a barrier of the given kind (full: no thread count). */
+static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only) {
+    bool *isb = calloc(f->nstmts + 1, 1);
+    if (!isb) ptx_ice("out of memory");
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        const ptx_stmt *s = &f->stmts[i];
+        if (s->kind == PTX_ST_INSTR && s->op_class == PTX_OP_BARRIER)
+            isb[i] = full_only ? tidal_is_full_barrier(c->m, s) : true;
+        else
+            isb[i] = stmt_barrier(c, f, i);
+    }
+    return isb;
+}
+
+/* The funnel takes unpredicated full barriers without a result (no bar.red). */
+static bool funnel_ok(ctx *c, const ptx_func *f) {
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        const ptx_stmt *s = &f->stmts[i];
+        if (!tidal_is_full_barrier(c->m, s)) continue;
+        const ptx_token *ot = &c->m->toks[s->opcode_tok];
+        if (s->guard_tok >= 0) return false;
+        for (uint32_t k = 0; k + 4 <= ot->len; k++)
+            if (!memcmp(c->m->src + ot->off + k, ".red", 4)) return false;
+    }
+    return true;
+}
+
+/* Decides whether kernel fi can be rewritten and how; fills r. */
+static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl) {
+    const ptx_func *f = fi->f;
+    const ptx_module *m = c->m;
+    const tidal_facts *x = closure(c, fi);
+    if (m->address_size != 64) {
+        refuse(c, r, "address-size", "only .address_size 64 modules are rewritten");
+        return false;
+    }
+    if (m->version_major < 6) {
+        refuse(c, r, "ptx-version", ptx_fmt(c->m, "PTX %u.%u is older than 6.0 (needs .relaxed atomics)",
+                                           m->version_major, m->version_minor));
+        return false;
+    }
+    if (x->cluster_tok != UINT32_MAX) {
+        refuse(c, r, "clusters", ptx_fmt(c->m, "uses thread-block clusters (%s)", tok_line(c, x->cluster_tok)));
+        return false;
+    }
+    if (x->envreg_tok != UINT32_MAX) {
+        refuse(c, r, "cooperative-launch",
+               ptx_fmt(c->m, "reads the launch environment, as grid-wide sync does (%s)", tok_line(c, x->envreg_tok)));
+        return false;
+    }
+    if (x->devlaunch_tok != UINT32_MAX) {
+        refuse(c, r, "device-launch",
+               ptx_fmt(c->m, "launches kernels from the device (%s)", tok_line(c, x->devlaunch_tok)));
+        return false;
+    }
+    if (x->prefix_tok != UINT32_MAX) {
+        refuse(c, r, "name-collision",
+               ptx_fmt(c->m, "uses a name reserved for tidal (%s)", tok_line(c, x->prefix_tok)));
+        return false;
+    }
+    /* callees: `exit` ends the thread from inside a .func; %ctaid there is physical */
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        const ptx_stmt *s = &f->stmts[i];
+        if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_CALL) continue;
+        uint32_t ct = callee_operand(m, s);
+        if (ct == UINT32_MAX) continue;
+        tidal_facts cf;
+        memset(&cf, 0, sizeof cf);
+        if (m->src[m->toks[ct].off] == '%') {
+            for (uint32_t k = 0; k < c->nf; k++)
+                if (!c->fi[k].f->is_entry) tidal_facts_merge(&cf, closure(c, &c->fi[k]));
+        } else {
+            func_info *callee = info_of(c, ct);
+            if (callee && callee->f->has_body) cf = *closure(c, callee);
+        }
+        if (cf.exit_instr) {
+            refuse(c, r, "exit-in-callee",
+                   ptx_fmt(c->m, "calls a function that may execute 'exit' (%s)", tok_line(c, s->opcode_tok)));
+            return false;
+        }
+        if (cf.reads_ctaid) {
+            refuse(c, r, "callee-reads-ctaid",
+                   ptx_fmt(c->m, "calls a function that reads %%ctaid/%%nctaid (%s)", tok_line(c, s->opcode_tok)));
+            return false;
+        }
+    }
+    /* %ctaid / %nctaid as a whole vector */
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        const ptx_stmt *s = &f->stmts[i];
+        if (s->kind != PTX_ST_INSTR) continue;
+        for (uint32_t t = s->opcode_tok + 1; t < s->tok_end; t++) {
+            const ptx_token *k = &m->toks[t];
+            if (k->kind != PTX_TK_IDENT || m->src[k->off] != '%') continue;
+            int comp;
+            ptx_sreg sr = ptx_sreg_classify(m->src + k->off, k->len, &comp);
+            if ((sr == PTX_SREG_CTAID || sr == PTX_SREG_NCTAID) && comp < 0) {
+                refuse(c, r, "ctaid-vector",
+                       ptx_fmt(c->m, "reads %%ctaid/%%nctaid as a vector (%s)", tok_line(c, t)));
+                return false;
+            }
+        }
+    }
+    /* exits vs barriers */
+    memset(pl, 0, sizeof *pl);
+    if (x->cta_barrier) {
+        ptx_diag cd;
+        ptx_diag_init(&cd, m->file);
+        ptx_cfg *cfg = ptx_cfg_build(f, &cd);
+        if (!cfg) {
+            refuse(c, r, "bad-control-flow", ptx_fmt(c->m, "line %u: %s", cd.line, cd.msg));
+            return false;
+        }
+        /* Exited threads wait at tidal's barrier instead of leaving, so a full
+         * barrier the others still run would wedge; counted barriers do not
+         * include them, as long as tidal's barrier has an id of its own. */
+        bool *full = barrier_sites(c, f, true);
+        uint32_t why = UINT32_MAX, why_all = UINT32_MAX;
+        bool conv_full = tidal_exits_convergent(f, cfg, full, &why);
+        free(full);
+        int private_id = -1;
+        if (!x->barrier_id_reg)
+            for (int id = 15; id >= 0 && private_id < 0; id--)
+                if (!(x->barrier_ids & (1u << id))) private_id = id;
+        bool conv_all = false;
+        if (private_id < 0) {
+            bool *all = barrier_sites(c, f, false);
+            conv_all = tidal_exits_convergent(f, cfg, all, &why_all);
+            free(all);
+        }
+        ptx_cfg_free(cfg);
+        bool callee_barrier = false;
+        for (uint32_t i = 0; i < f->nstmts; i++)
+            if (f->stmts[i].kind == PTX_ST_INSTR && f->stmts[i].op_class == PTX_OP_CALL && stmt_barrier(c, f, i))
+                callee_barrier = true;
+        if (conv_full && private_id >= 0) {
+            r->exit_mode = "convergent-exits";
+            pl->bar_id = (unsigned)private_id;
+        } else if (conv_full && conv_all) {
+            r->exit_mode = "convergent-exits";
+            pl->bar_id = 0;
+        } else if (funnel_ok(c, f) && !callee_barrier && (private_id >= 0 || !x->barrier_counted)) {
+            /* Full barriers are plain bar.sync/barrier.sync in the body: route them
+             * and the exits through one funnel with an id no counted barrier uses. */
+            r->exit_mode = "barrier-funnel";
+            pl->funnel = true;
+            pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
+        } else if (conv_full) {
+            refuse(c, r, "barrier-ids",
+                   ptx_fmt(c->m, "no barrier id is free for tidal and exits are not convergent (%s)",
+                           tok_line(c, why_all)));
+            return false;
+        } else {
+            refuse(c, r, "divergent-exit",
+                   ptx_fmt(c->m, "a thread may leave while others still reach a full barrier, and the kernel "
+                                 "has counted, arrive, reduction or called barriers the funnel cannot take (%s)",
+                           tok_line(c, why)));
+            return false;
+        }
+    } else {
+        r->exit_mode = "no-barriers";
+    }
+    bool *between_barrier = &pl->between_barrier;
+    *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
+    /* module-scope shared variables count as shared memory */
+    for (uint32_t i = 0; i < m->nitems && !*between_barrier; i++) {
+        const ptx_item *it = &m->items[i];
+        if (it->kind != PTX_ITEM_VAR || it->text) continue;
+        for (uint32_t t = it->tok_begin; t < it->name_tok; t++)
+            if (ptx_tok_is(m, t, ".shared")) *between_barrier = true;
+    }
+    return true;
+}
+
+/* Replaces "@BAR@" with the barrier id. */
+static char *with_bar_id(const char *text, unsigned id) {
+    sbuf b = {0};
+    char num[8];
+    snprintf(num, sizeof num, "%u", id);
+    for (const char *p = text;;) {
+        const char *h = strstr(p, "@BAR@");
+        if (!h) {
+            sb_str(&b, p);
+            break;
+        }
+        sb_put(&b, p, (size_t)(h - p));
+        sb_str(&b, num);
+        p = h + 5;
+    }
+    return b.p;
+}
+
+static char *guard_prefix(ctx *c, const ptx_stmt *s) {
+    sbuf b = {0};
+    sb_str(&b, "");
+    if (s->guard_tok >= 0) {
+        const ptx_token *g = &c->m->toks[s->guard_tok];
+        sb_str(&b, s->guard_neg ? "@!" : "@");
+        sb_put(&b, c->m->src + g->off, g->len);
+        sb_str(&b, " ");
+    }
+    return b.p;
+}
+
+static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
+    unsigned nsites = 0;
+    /* 1. statements of the original body */
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        ptx_stmt *s = &f->stmts[i];
+        if (s->kind != PTX_ST_INSTR || s->synthesized) continue;
+        if (s->op_class == PTX_OP_RET || s->op_class == PTX_OP_EXIT) {
+            if (pl->funnel) {
+                char *g = guard_prefix(c, s);
+                char *t = ptx_fmt(c->m, "%smov.u32 \t%%tdl_resume, -1;\n\t%sbra \t$tdl_funnel;", g, g);
+                ptx_stmt_set_text(f, i, t);
+                free(g);
+            } else {
+                char *t = exit_to_branch(c, s);
+                ptx_stmt_set_text(f, i, t);
+                free(t);
+            }
+            continue;
+        }
+        if (pl->funnel && tidal_is_full_barrier(c->m, s)) {
+            /* a full-CTA barrier site: wait in the funnel, then come back here */
+            ptx_stmt_set_text(f, i,
+                              ptx_fmt(c->m, "mov.u32 \t%%tdl_resume, %u;\n\tbra \t$tdl_funnel;\n$tdl_resume_%u:",
+                                      nsites, nsites));
+            nsites++;
+            continue;
+        }
+        bool changed;
+        char *t = substitute_sregs(c, s, &changed);
+        if (changed) ptx_stmt_set_text(f, i, t);
+        free(t);
+    }
+    /* 2. prologue before, epilogue after */
+    uint32_t at = 0;
+    char *common = with_bar_id(prologue_common, pl->bar_id);
+    ptx_stmt_insert(f, at++, PTX_ST_REG, reg_decls);
+    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, prologue_original_grid);
+    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, common);
+    free(common);
+    sbuf e = {0};
+    sb_str(&e, "$tdl_next:\n");
+    if (pl->funnel) {
+        /* Threads that finished the logical block keep joining the barrier
+         * rounds of those still running, so every barrier still sees the whole
+         * CTA; when no thread is at a barrier, the block is done. */
+        sb_str(&e, "\tmov.u32 \t%tdl_resume, -1;\n"
+                   "$tdl_funnel:\n"
+                   "\tsetp.ne.u32 \t%tdl_q, %tdl_resume, -1;\n"
+                   "\tbarrier.red.or.pred \t%tdl_q, @BAR@, %tdl_q;\n"
+                   "\t@!%tdl_q bra.uni \t$tdl_after;\n"
+                   "\tsetp.eq.u32 \t%tdl_p, %tdl_resume, -1;\n"
+                   "\t@%tdl_p bra \t$tdl_funnel;\n");
+        if (nsites > 3) {
+            sb_str(&e, "$tdl_resume_targets: .branchtargets ");
+            for (unsigned k = 0; k < nsites; k++) {
+                char lab[32];
+                snprintf(lab, sizeof lab, "%s$tdl_resume_%u", k ? ", " : "", k);
+                sb_str(&e, lab);
+            }
+            sb_str(&e, ";\n\tbrx.idx \t%tdl_resume, $tdl_resume_targets;\n");
+        } else {
+            for (unsigned k = 0; k < nsites; k++) {
+                char line[128];
+                snprintf(line, sizeof line,
+                         "\tsetp.eq.u32 \t%%tdl_p, %%tdl_resume, %u;\n\t@%%tdl_p bra \t$tdl_resume_%u;\n", k, k);
+                sb_str(&e, line);
+            }
+            sb_str(&e, "\ttrap;\n");
+        }
+        sb_str(&e, "$tdl_after:\n");
+    }
+    sb_str(&e, epilogue_head);
+    if (pl->between_barrier) {
+        char line[48];
+        snprintf(line, sizeof line, "\tbarrier.sync \t%u;\n", pl->bar_id);
+        sb_str(&e, line);
+    }
+    sb_str(&e, epilogue_tail);
+    char *ep = with_bar_id(e.p, pl->bar_id);
+    ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, ep);
+    free(ep);
+    free(e.p);
+}
+
+/* The reshaped clone: same body, logical grid from the extra parameter. */
+static char *clone_text(ctx *c, ptx_func *f) {
+    ptx_module *m = c->m;
+    sbuf b = {0};
+    /* header: original bytes with the name replaced and a parameter appended */
+    const ptx_token *nt = &m->toks[f->name_tok];
+    size_t hb = m->toks[f->tok_begin].off;
+    sb_put(&b, m->src + hb, nt->off - hb);
+    sb_put(&b, m->src + nt->off, nt->len);
+    sb_str(&b, TIDAL_RESHAPED_SUFFIX);
+    size_t after_name = nt->off + nt->len;
+    const char *extra = ".param .align 8 .b8 __tidal_launch[24]";
+    if (f->nparams) {
+        const ptx_token *last = &m->toks[f->params[f->nparams - 1].tok_end - 1];
+        size_t cut = last->off + last->len;
+        sb_put(&b, m->src + after_name, cut - after_name);
+        sb_str(&b, ",\n\t");
+        sb_str(&b, extra);
+        size_t open = m->toks[f->body_open_tok].off;
+        sb_put(&b, m->src + cut, open - cut);
+    } else {
+        /* no parameters, or an empty list: write a new list */
+        uint32_t t = f->name_tok + 1;
+        size_t rest = after_name;
+        if (ptx_tok_is(m, t, "(") && ptx_tok_is(m, t + 1, ")")) rest = m->toks[t + 1].off + 1;
+        sb_str(&b, "(\n\t");
+        sb_str(&b, extra);
+        sb_str(&b, "\n)");
+        size_t open = m->toks[f->body_open_tok].off;
+        sb_put(&b, m->src + rest, open - rest);
+    }
+    /* body, then swap the grid prologue */
+    char *body = NULL;
+    size_t blen = 0;
+    FILE *mf = open_memstream(&body, &blen);
+    if (!mf || ptx_func_print_body(f, mf) || fclose(mf)) ptx_ice("cannot print function body");
+    char *hit = strstr(body, prologue_original_grid);
+    if (!hit) ptx_ice("reshaped clone: prologue not found");
+    sb_put(&b, body, (size_t)(hit - body));
+    sb_str(&b, prologue_reshaped_grid);
+    sb_str(&b, hit + strlen(prologue_original_grid));
+    free(body);
+    return b.p;
+}
+
+int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
+    tidal_options defaults = {.reshaped_clone = true};
+    if (!opt) opt = &defaults;
+    ctx c = {.m = m, .d = diag};
+    c.nf = ptx_func_count(m);
+    c.fi = calloc(c.nf + 1, sizeof *c.fi);
+    if (!c.fi) ptx_ice("out of memory");
+    unsigned nk = 0;
+    for (uint32_t i = 0; i < c.nf; i++) {
+        c.fi[i].f = ptx_func_at(m, i);
+        if (c.fi[i].f->has_body) tidal_facts_local(c.fi[i].f, &c.fi[i].local);
+        else {
+            memset(&c.fi[i].local, 0, sizeof c.fi[i].local);
+            c.fi[i].local.cluster_tok = c.fi[i].local.envreg_tok = c.fi[i].local.devlaunch_tok =
+                c.fi[i].local.prefix_tok = UINT32_MAX;
+        }
+        nk += c.fi[i].f->is_entry && c.fi[i].f->has_body;
+    }
+    memset(rep, 0, sizeof *rep);
+    rep->file = m->file;
+    rep->kernels = ptx_arena_zalloc(m->arena, sizeof *rep->kernels * (nk + 1));
+    if (!rep->kernels) ptx_ice("out of memory");
+    /* Decide first, then edit: analyses read the original token streams. */
+    bool *ok = calloc(c.nf + 1, 1);
+    plan *plans = calloc(c.nf + 1, sizeof *plans);
+    if (!ok || !plans) ptx_ice("out of memory");
+    for (uint32_t i = 0; i < c.nf; i++) {
+        ptx_func *f = c.fi[i].f;
+        if (!f->is_entry || !f->has_body) continue;
+        tidal_kernel_report *r = &rep->kernels[rep->nkernels++];
+        r->name = ptx_func_name(f);
+        r->line = m->toks[f->name_tok].line;
+        r->verdict = TIDAL_REWRITTEN;
+        ok[i] = check_kernel(&c, &c.fi[i], r, &plans[i]);
+        if (ok[i]) {
+            r->regs_added = REGS_ADDED;
+            r->barrier_between_blocks = plans[i].between_barrier;
+        }
+    }
+    bool any = false;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < c.nf; i++) {
+        if (!ok[i]) continue;
+        any = true;
+        rewrite_body(&c, c.fi[i].f, &plans[i]);
+        (void)k;
+    }
+    if (any) {
+        /* clones go right after their originals; find item indices */
+        if (opt->reshaped_clone) {
+            for (uint32_t it = 0; it < m->nitems; it++) {
+                ptx_item *item = &m->items[it];
+                if (item->kind != PTX_ITEM_FUNC || !item->func) continue;
+                for (uint32_t i = 0; i < c.nf; i++)
+                    if (ok[i] && c.fi[i].f == item->func) {
+                        char *t = clone_text(&c, c.fi[i].f);
+                        ptx_item_insert(m, it + 1, PTX_ITEM_FUNC, t);
+                        free(t);
+                        it++;
+                        break;
+                    }
+            }
+        }
+        /* module globals after the module header */
+        uint32_t at = 0;
+        for (uint32_t it = 0; it < m->nitems; it++) {
+            uint8_t kd = m->items[it].kind;
+            if (kd == PTX_ITEM_VERSION || kd == PTX_ITEM_TARGET || kd == PTX_ITEM_ADDRESS_SIZE) at = it + 1;
+        }
+        ptx_item_insert(m, at, PTX_ITEM_VAR,
+                        "\n// tidal: control block pointer, set by the runtime after loading (runtime/tidal_abi.h)\n"
+                        ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
+                        ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
+    }
+    free(ok);
+    free(plans);
+    free(c.fi);
+    (void)diag;
+    return 0;
+}
