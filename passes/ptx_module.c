@@ -95,6 +95,7 @@ void ptx_stmt_remove(ptx_func *f, uint32_t i) {
 
 uint32_t ptx_stmt_insert(ptx_func *f, uint32_t i, ptx_stmt_kind kind, const char *text) {
     if (i > f->nstmts) ptx_ice("ptx_stmt_insert: index %u out of range", i);
+    if (!f->has_body) ptx_ice("ptx_stmt_insert: a declaration has no body to insert into");
     if (ptx_grow((void **)&f->stmts, &f->cap_stmts, f->nstmts + 1, sizeof *f->stmts)) ptx_ice("out of memory");
     memmove(&f->stmts[i + 1], &f->stmts[i], sizeof *f->stmts * (f->nstmts - i));
     f->nstmts++;
