@@ -459,7 +459,8 @@ static bool funnel_ok(ctx *c, const ptx_func *f) {
         const ptx_stmt *s = &f->stmts[i];
         if (!tidal_is_full_barrier(c->m, s)) continue;
         const ptx_token *ot = &c->m->toks[s->opcode_tok];
-        if (s->guard_tok >= 0) return false;
+        /* predicated, or inside a { } scope whose labels the funnel cannot see */
+        if (s->guard_tok >= 0 || s->depth > 0) return false;
         for (uint32_t k = 0; k + 4 <= ot->len; k++)
             if (!memcmp(c->m->src + ot->off + k, ".red", 4)) return false;
     }

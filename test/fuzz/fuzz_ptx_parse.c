@@ -1,6 +1,8 @@
-/* libFuzzer target: the PTX front end must never crash or hang, and every
- * module it accepts must print back byte-identical. */
+/* libFuzzer target: the PTX front end must never crash or hang, every module
+ * it accepts must print back byte-identical, and the tidal pass must handle
+ * (rewrite or refuse) whatever the parser accepts. */
 #include "ptx.h"
+#include "tidal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
         ptx_diag_init(&cd, "fuzz.ptx");
         ptx_func_stats st;
         (void)ptx_func_stats_compute(f, &st, &cd);
+    }
+    tidal_report rep;
+    ptx_diag td;
+    ptx_diag_init(&td, "fuzz.ptx");
+    if (tidal_run(m, NULL, &rep, &td) == 0) {
+        out = ptx_print_to_string(m, &n);
+        if (!out) abort();
+        free(out);
     }
     ptx_module_free(m);
     return 0;
