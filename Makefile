@@ -21,7 +21,7 @@ CMAKE_ARGS  ?=
 FUZZ_SECONDS ?= 600
 FUZZ_TARGET ?= fuzz_ptx_parse
 
-.PHONY: all deps build build-asan check test demo fuzz bench clean
+.PHONY: all deps build build-asan check test demo fuzz bench clean gpu-check gpu-selftest
 
 all: build
 
@@ -56,6 +56,15 @@ fuzz: $(BUILD)/build.ninja
 	scripts/fuzz-run.sh --binary $(BUILD)/fuzz/$(FUZZ_TARGET) --seconds $(FUZZ_SECONDS) \
 	  --work $(BUILD)/fuzz-work/$(FUZZ_TARGET) \
 	  --corpus test/fuzz/seeds --corpus $(BUILD)/corpus --corpus test/corpus/triton
+
+# make gpu-check     build + run the GPU correctness suite (needs an NVIDIA GPU, CUDA 13);
+#                    log in $${OUT:-/tmp}/gpu-check.log, last line "N passed, N failed"
+# make gpu-selftest  same build, harness tested against a fake libcuda (no GPU needed)
+GPU_CHECK_ARGS ?=
+gpu-check:
+	@test/gpu/run.sh $(GPU_CHECK_ARGS)
+gpu-selftest:
+	@test/gpu/selftest.sh
 
 bench: build
 	@if [ -x bench/run.sh ]; then bench/run.sh; \

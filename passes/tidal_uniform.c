@@ -274,13 +274,39 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
             }
         }
     }
+    /* Threads that part at a divergent branch may run different numbers of full
+     * barriers before they reconverge; if one of them can also leave the kernel
+     * inside that region, the others' later barriers would wait for it. */
+    bool uneven = false;
+    for (uint32_t b = 0; b < nb && !uneven; b++) {
+        const ptx_block *bb = &cfg->blocks[b];
+        if (bb->nsucc < 2) continue;
+        const ptx_stmt *t = &f->stmts[bb->last];
+        bool dv = t->kind == PTX_ST_INSTR && t->guard_tok >= 0 && rm.divergent[reg_slot(&rm, (uint32_t)t->guard_tok)];
+        if (t->kind == PTX_ST_INSTR && t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin))
+            dv = dv || rm.divergent[reg_slot(&rm, t->ops[0].tok_begin)];
+        if (!dv || !ur[b]) continue;
+        memset(div, 0, nb);
+        mark_influence(cfg, b, ipdom, div, wl);
+        bool has_barrier = false, has_exit = false;
+        for (uint32_t k = 0; k < bb->nsucc; k++) has_exit |= bb->succ[k] == PTX_BB_EXIT_SUCC;
+        for (uint32_t v = 0; v < nb; v++) {
+            if (div[v] != 2) continue;
+            for (uint32_t i = cfg->blocks[v].first; i <= cfg->blocks[v].last; i++) has_barrier |= stmt_is_barrier[i];
+            for (uint32_t k = 0; k < cfg->blocks[v].nsucc; k++) has_exit |= cfg->blocks[v].succ[k] == PTX_BB_EXIT_SUCC;
+        }
+        if (has_barrier && has_exit) {
+            uneven = true;
+            *why_tok = t->kind == PTX_ST_INSTR ? t->opcode_tok : t->tok_begin;
+        }
+    }
     free(ipdom);
     free(div);
     free(wl);
 
     /* A branch that splits threads between "may still reach a barrier" (R) and
      * "will not" (outside R, or out of the function) must be uniform. */
-    bool ok = true;
+    bool ok = !uneven;
     for (uint32_t b = 0; b < nb && ok; b++) {
         const ptx_block *bb = &cfg->blocks[b];
         bool to_r = false, to_out = false;

@@ -4,6 +4,8 @@
  *
  * How a rewritten kernel finds its state:
  *  - every rewritten module defines   .weak .const .align 8 .u64 __tidal_ctl = 0;
+ *    (written once after load, before launches; changing it while kernels of
+ *    the module run is undefined)
  *    (constant bank: every block reads it first, so it must be a cache hit). The
  *    runtime writes a device pointer to a tidal_partition there once, after
  *    loading the module (cuModuleGetGlobal + one copy). 0 means "no runtime":
@@ -46,21 +48,31 @@ typedef struct tidal_slot {
 } tidal_slot;
 
 /* One partition's device-resident control block: this 128-byte header, then
- * slot_mask + 1 tidal_slot entries. 1024-byte aligned. */
+ * slot_mask + 1 tidal_slot entries. 128-byte alignment is enough (cuMemAlloc
+ * gives 256). Use at least 128 slots: a slot is held by a running launch, the
+ * GPU runs at most 128 kernels at once, and a block that finds every slot busy
+ * waits (nanosleep) for one.
+ * Mask bits are %smid values as the kernel sees them: physical SM ids inside
+ * one process; under MPS each client's ids are compacted (docs/design.md). */
 typedef struct tidal_partition {
     uint64_t mask[TIDAL_MAX_SMS / 64]; /* bit s: SM s may run this partition's blocks */
-    uint64_t violations;      /* launches in which the liveness guard ran work on a disallowed SM */
-    uint64_t exec_count;      /* debug: device pointer to uint32_t[logical blocks], each logical
-                                 block adds 1 when it starts; 0 = off */
+    uint64_t violations;      /* liveness-guard activations: a block worked on a disallowed SM
+                                 because no allowed worker remained for its launch */
+    uint64_t exec_count;      /* debug: device pointer to uint32_t[logical blocks]; each logical
+                                 block's counter is incremented once, when its chunk is
+                                 claimed; 0 = off */
     uint64_t sm_blocks;       /* device pointer to uint64_t[TIDAL_MAX_SMS]: logical blocks run per
                                  SM; 0 = off */
     uint64_t reserved_ptr;
     uint32_t slot_mask;       /* number of slots following the header - 1 (power of two - 1) */
-    uint32_t generation;      /* bumped by the runtime on every mask change */
+    uint32_t generation;      /* bumped by the runtime on every mask change (host side only;
+                                 kernels do not read it) */
     uint64_t reserved[7];
 } tidal_partition;
 
-/* By-value parameter appended to the reshaped clone (case c). */
+/* By-value parameter appended to the reshaped clone (case c). The clone traps if
+ * neither this nor __tidal_ctl names a partition, or if the logical grid has
+ * more than 2^31-1 blocks (case b then runs such a grid unmasked, like case a). */
 typedef struct tidal_launch {
     uint64_t partition;       /* device pointer to a tidal_partition; 0: use __tidal_ctl */
     uint32_t grid[3];         /* the original (logical) grid */

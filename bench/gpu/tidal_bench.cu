@@ -50,7 +50,7 @@ static float time_launch(const Launch& L, int which, CUstream st, int reps) {
     int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, L.bx * L.by, 0));
     unsigned total = L.gx * L.gy, workers = std::min<unsigned>(total, (unsigned)(occ * nsm));
     tl.partition = 0; tl.grid[0] = L.gx; tl.grid[1] = L.gy; tl.grid[2] = 1;
-    tl.chunk = std::max(1u, std::min(32u, total / (workers * 4)));
+    tl.chunk = std::max(1u, std::min(64u, total / (workers * 16)));
     gx = workers; gy = 1; args.push_back(&tl);
   }
   CUevent e0, e1; CK(cuEventCreate(&e0, 0)); CK(cuEventCreate(&e1, 0));
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   printf("\n== re-mask reaction: all SMs -> SMs 0..65 while a kernel runs (GPU %%globaltimer)\n");
   CUfunction fstamp, fflip; CK(cuModuleGetFunction(&fstamp, mr, "stamp" TIDAL_RESHAPED_SUFFIX)); CK(cuModuleGetFunction(&fflip, mo, "flip_mask"));
   int socc; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&socc, fstamp, 128, 0));
-  unsigned nlog = nsm * socc * 1000; int sit = 2000; /* ~1000 rounds of ~8 us blocks */
+  unsigned nlog = nsm * socc * 200; int sit = 10000; /* ~200 rounds of ~40 us blocks */
   CUdeviceptr tstart, tsm, sink, neww, flipped; CK(cuMemAlloc(&tstart, nlog * 8ull)); CK(cuMemAlloc(&tsm, nlog * 4ull));
   CK(cuMemAlloc(&sink, 64)); CK(cuMemAlloc(&neww, 32)); CK(cuMemAlloc(&flipped, 8));
   unsigned long long nw[4] = {0, 0, 0, 0}; for (int s = 0; s < 66; s++) nw[s / 64] |= 1ull << (s % 64);

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test/gpu/run.sh -- build and run the tidal GPU correctness suite.
+#
+#   test/gpu/run.sh [--build-only] [--no-build] [HARNESS OPTIONS...]
+#
+# From a clean checkout: builds tidal-opt (plain gcc line over passes/*.c; TIDAL_OPT=path
+# uses an existing binary instead), compiles test/gpu/kernels/*.cu to PTX with
+# nvcc -arch=sm_90a, copies the Triton PTX the specs use from test/corpus/triton/local,
+# rewrites every PTX file with `tidal-opt -p tidal` (its --report goes next to the output),
+# assembles each rewritten file with ptxas -arch=sm_90a, builds the harness (nvcc, -lcuda)
+# and runs it. Everything is logged to ${OUT:-/tmp}/gpu-check.log; the last line is the
+# harness's "N passed, N failed" and the exit status is the harness's.
+#
+#   --build-only   stop after building (works without a GPU: a compile/link check)
+#   --no-build     reuse the build directory
+# Environment: TIDAL_GPU_BUILD (build dir, default <repo>/build-gpu), JOBS (16),
+#   CUDA_HOME (/usr/local/cuda), TIDAL_OPT, OUT.
+# Harness options (see tidal_gpu_harness --help): --only A,B  --budget S  --no-fork ...
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+B=${TIDAL_GPU_BUILD:-$root/build-gpu}
+JOBS=${JOBS:-16}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA_HOME/bin/nvcc; [[ -x $NVCC ]] || NVCC=$(command -v nvcc || true)
+PTXAS=$CUDA_HOME/bin/ptxas; [[ -x $PTXAS ]] || PTXAS=$(command -v ptxas || true)
+OUTDIR=${OUT:-/tmp}
+mkdir -p "$OUTDIR"
+LOG=$OUTDIR/gpu-check.log
+
+build=1 run=1
+args=()
+for a in "$@"; do
+  case "$a" in
+    --build-only) run=0 ;;
+    --no-build) build=0 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+: >"$LOG"
+log() { echo "$*" | tee -a "$LOG"; }
+die() { log "gpu-check: $*"; log "0 passed, 1 failed"; exit 1; }
+
+[[ -n $NVCC ]] || die "nvcc not found (set CUDA_HOME)"
+[[ -n $PTXAS ]] || die "ptxas not found (set CUDA_HOME)"
+
+TRITON_SRC=$root/test/corpus/triton/local
+# The Triton PTX files the specs name (file stems "triton/<name>" in specs.inc).
+mapfile -t TRITON_PTX < <(grep -o '"triton/[A-Za-z0-9_]*"' "$here/specs.inc" | tr -d '"' | sed 's|^triton/||' | sort -u)
+
+if (( build )); then
+  rm -rf "$B/ptx" "$B/tidal_gpu_harness"
+  mkdir -p "$B/ptx/orig/triton" "$B/ptx/tidal/triton" "$B/logs"
+  log "== gpu-check build in $B ($(date -u +%FT%TZ))"
+  { "$NVCC" --version | tail -2; command -v nvidia-smi >/dev/null && nvidia-smi -L; } 2>&1 | tee -a "$LOG"
+
+  # 1. tidal-opt
+  if [[ -n ${TIDAL_OPT:-} ]]; then
+    [[ -x $TIDAL_OPT ]] || die "TIDAL_OPT=$TIDAL_OPT is not executable"
+    cp "$TIDAL_OPT" "$B/tidal-opt"
+  else
+    cc=${CC:-gcc}
+    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" \
+         "$root"/passes/*.c "$root/driver/tidal-opt.c" -o "$B/tidal-opt" -lm >"$B/logs/tidal-opt.build.log" 2>&1; then
+      tee -a "$LOG" <"$B/logs/tidal-opt.build.log"
+      die "building tidal-opt failed"
+    fi
+  fi
+  "$B/tidal-opt" --help 2>&1 | grep -q '^  tidal ' || die "$B/tidal-opt has no 'tidal' pass"
+  log "tidal-opt: $("$B/tidal-opt" --version 2>&1 | head -1)"
+
+  # the harness builds in the background meanwhile (step 6 waits for it)
+  "$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
+    -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread >"$B/logs/harness.build.log" 2>&1 &
+  harness_pid=$!
+
+  # 2. kernels -> PTX (parallel)
+  export NVCC B
+  printf '%s\n' "$here"/kernels/*.cu | xargs -P "$JOBS" -I{} bash -c \
+    'f={}; s=$(basename "$f" .cu); "$NVCC" -arch=sm_90a -ptx "$f" -o "$B/ptx/orig/$s.ptx" >"$B/logs/$s.nvcc.log" 2>&1 || { echo "nvcc failed: $f"; cat "$B/logs/$s.nvcc.log"; }' \
+    2>&1 | tee -a "$LOG"
+  for f in "$here"/kernels/*.cu; do
+    [[ -s $B/ptx/orig/$(basename "$f" .cu).ptx ]] || die "no PTX for $f"
+  done
+  # 3. Triton PTX
+  for t in "${TRITON_PTX[@]}"; do
+    [[ -f $TRITON_SRC/$t.ptx ]] || die "missing $TRITON_SRC/$t.ptx"
+    cp "$TRITON_SRC/$t.ptx" "$B/ptx/orig/triton/$t.ptx"
+  done
+
+  # 4. rewrite + 5. ptxas, in parallel; one status line per file
+  export PTXAS
+  (cd "$B/ptx/orig" && find . -name '*.ptx' | sed 's|^\./||' | sort) >"$B/ptx/list"
+  xargs -P "$JOBS" -I{} bash -c '
+    p={}; o="$B/ptx/orig/$p"; t="$B/ptx/tidal/$p"; r="$B/ptx/tidal/${p%.ptx}.report"
+    if ! "$B/tidal-opt" -p tidal --report "$o" -o "$t" >"$r" 2>&1; then
+      rm -f "$t"; echo "REWRITE-FAILED $p: $(tail -3 "$r" | tr "\n" " ")"; exit 0
+    fi
+    if cmp -s "$o" "$t"; then echo "REFUSED $p (byte-identical): $(grep -i refus "$r" | head -2 | tr "\n" " ")"; exit 0; fi
+    if ! "$PTXAS" -arch=sm_90a "$t" -o /dev/null >"$t.ptxas.log" 2>&1; then
+      echo "PTXAS-FAILED $p: $(head -3 "$t.ptxas.log" | tr "\n" " ")"; exit 0
+    fi
+    clones=$(grep -c "^\.visible \.entry [A-Za-z0-9_\$]*__tidal_reshaped(" "$t" || true)
+    echo "rewritten $p ($clones reshaped clone(s))"
+  ' <"$B/ptx/list" 2>&1 | sort | tee -a "$LOG"
+
+  # 6. harness
+  if ! wait "$harness_pid"; then
+    tee -a "$LOG" <"$B/logs/harness.build.log"
+    die "building the harness failed"
+  fi
+  log "built $B/tidal_gpu_harness"
+fi
+
+if (( ! run )); then
+  log "build only: not running"
+  exit 0
+fi
+[[ -x $B/tidal_gpu_harness ]] || die "no harness in $B (run without --no-build)"
+log "== gpu-check run ($(date -u +%FT%TZ))"
+"$B/tidal_gpu_harness" "$B/ptx/orig" "$B/ptx/tidal" "${args[@]}" 2>&1 | tee -a "$LOG"
+rc=${PIPESTATUS[0]}
+exit "$rc"
