@@ -183,12 +183,12 @@ static const char prologue_original_grid[] =
     "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
     "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
     "\tsetp.eq.u64 \t%tdl_direct, %tdl_ctl, 0;\n"
-    "\t@%tdl_direct bra \t$tdl_direct_start;\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
     "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
     "\tsetp.gt.u64 \t%tdl_direct, %tdl_a0, 2147483647;\n"
-    "\t@%tdl_direct bra \t$tdl_direct_start;\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
     "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
     "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
     "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
@@ -252,19 +252,19 @@ static const char prologue_common[] =
     "\tadd.u64 \t%tdl_slot, %tdl_a0, %tdl_a1;\n"
     "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
-    "\t@%tdl_p bra \t$tdl_found;\n"
+    "\t@%tdl_p bra.uni \t$tdl_found;\n"
     "\tsetp.ne.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra \t$tdl_probe_next;\n"
+    "\t@%tdl_p bra.uni \t$tdl_probe_next;\n"
     "\tatom.acquire.gpu.global.cas.b64 \t%tdl_a1, [%tdl_slot], 0, %tdl_a2;\n"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
     "\tsetp.eq.or.u64 \t%tdl_p, %tdl_a1, %tdl_a2, %tdl_p;\n"
-    "\t@%tdl_p bra \t$tdl_found;\n"
+    "\t@%tdl_p bra.uni \t$tdl_found;\n"
     "$tdl_probe_next:\n"
     "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
     "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
     "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 0;\n"
     "\tsub.u32 \t%tdl_t2, %tdl_t2, 1;\n"
-    "\t@%tdl_p bra \t$tdl_probe;\n"
+    "\t@%tdl_p bra.uni \t$tdl_probe;\n"
     "// tidal: every slot busy (more running launches than slots): wait for one\n"
     "\tnanosleep.u32 \t1000;\n"
     "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
@@ -274,13 +274,13 @@ static const char prologue_common[] =
     "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
     "\tmov.u32 \t%tdl_state, 0;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra \t$tdl_publish;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_t0;\n"
     "\tor.b64 \t%tdl_a1, %tdl_a1, 4294967296;\n"
     "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], %tdl_a1;\n"
     "\tmov.u32 \t%tdl_state, 1;\n"
     "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra \t$tdl_publish;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
     "\tmov.u32 \t%tdl_state, 0;\n"
     "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
     "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
@@ -288,7 +288,7 @@ static const char prologue_common[] =
     "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
     "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_phys;\n"
     "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t2, 0, %tdl_p;\n"
-    "\t@%tdl_p bra \t$tdl_publish;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
     "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
     "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
     "\tmov.u32 \t%tdl_state, 2;\n"
@@ -299,15 +299,15 @@ static const char prologue_common[] =
     "\tld.shared.u32 \t%tdl_state, [__tidal_sh+8];\n"
 
     "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 0;\n"
-    "\t@%tdl_p bra \t$tdl_depart;\n"
+    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
     "$tdl_claim:\n"
     "\t@!%tdl_leader bra \t$tdl_claimed;\n"
     "\tmov.u32 \t%tdl_b0, %tdl_total;\n"
     "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 2;\n"
-    "\t@%tdl_p bra \t$tdl_take;\n"
+    "\t@%tdl_p bra.uni \t$tdl_take;\n"
     MASK_TEST
     "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra \t$tdl_take;\n"
+    "\t@%tdl_p bra.uni \t$tdl_take;\n"
     "// tidal: SM taken away; the launch's last worker keeps going (liveness guard)\n"
     "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], -1;\n"
     "\tmov.u32 \t%tdl_state, 0;\n"
@@ -316,22 +316,22 @@ static const char prologue_common[] =
     "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
     "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 1;\n"
     "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t1, %tdl_phys, %tdl_p;\n"
-    "\t@%tdl_p bra \t$tdl_publish_claim;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
     "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra \t$tdl_publish_claim;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
     "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
     "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
     "\tmov.u32 \t%tdl_state, 2;\n"
     "$tdl_take:\n"
     "\tatom.relaxed.gpu.global.add.u32 \t%tdl_b0, [%tdl_slot+16], %tdl_chunk;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra \t$tdl_publish_claim;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
     "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
     "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
     "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+48];\n"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra \t$tdl_no_sm_count;\n"
+    "\t@%tdl_p bra.uni \t$tdl_no_sm_count;\n"
     "\tsub.u32 \t%tdl_t1, %tdl_b1, %tdl_b0;\n"
     "\tcvt.u64.u32 \t%tdl_a2, %tdl_t1;\n"
     "\tmul.wide.u32 \t%tdl_a0, %tdl_sm, 8;\n"
@@ -340,7 +340,7 @@ static const char prologue_common[] =
     "$tdl_no_sm_count:\n"
     "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+40];\n"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra \t$tdl_publish_claim;\n"
+    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
     "\tmov.u32 \t%tdl_t1, %tdl_b0;\n"
     "$tdl_count:\n"
     "\tmul.wide.u32 \t%tdl_a0, %tdl_t1, 4;\n"
@@ -348,7 +348,7 @@ static const char prologue_common[] =
     "\tred.relaxed.gpu.global.add.u32 \t[%tdl_a0], 1;\n"
     "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
     "\tsetp.lt.u32 \t%tdl_p, %tdl_t1, %tdl_b1;\n"
-    "\t@%tdl_p bra \t$tdl_count;\n"
+    "\t@%tdl_p bra.uni \t$tdl_count;\n"
     "$tdl_publish_claim:\n"
     "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+4], %tdl_b0;\n"
     "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh], %tdl_b0;\n"
@@ -358,7 +358,7 @@ static const char prologue_common[] =
     "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh];\n"
     "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra \t$tdl_depart;\n"
+    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
     "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
     "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
     "\tmov.u32 \t%tdl_lin, %tdl_b0;\n"
@@ -367,7 +367,7 @@ static const char prologue_common[] =
     "\tmov.u32 \t%tdl_cy, 0;\n"
     "\tmov.u32 \t%tdl_cz, 0;\n"
     "\tsetp.eq.u32 \t%tdl_p, %tdl_total, %tdl_nx;\n"
-    "\t@%tdl_p bra \t$tdl_body;\n"
+    "\t@%tdl_p bra.uni \t$tdl_body;\n"
     "\trem.u32 \t%tdl_cx, %tdl_lin, %tdl_nx;\n"
     "\tdiv.u32 \t%tdl_t0, %tdl_lin, %tdl_nx;\n"
     "\trem.u32 \t%tdl_cy, %tdl_t0, %tdl_ny;\n"
@@ -384,7 +384,7 @@ static const char epilogue_head[] =
     "\t@%tdl_direct exit;\n"
     "\tadd.u32 \t%tdl_lin, %tdl_lin, 1;\n"
     "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
-    "\t@!%tdl_p bra \t$tdl_claim;\n";
+    "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
 
 static const char epilogue_tail[] =
     "\tbra.uni \t$tdl_logical;\n"
@@ -425,7 +425,7 @@ static const char epilogue_tail[] =
     "\tst.relaxed.gpu.global.u32 \t[%tdl_a1+64], 0;\n"
     "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
     "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, 32;\n"
-    "\t@%tdl_p bra \t$tdl_reset;\n"
+    "\t@%tdl_p bra.uni \t$tdl_reset;\n"
     "\tfence.acq_rel.gpu;\n"
     "\tst.relaxed.gpu.global.u64 \t[%tdl_slot], 0;\n"
     "\texit;";
@@ -447,56 +447,10 @@ static void refuse(ctx *c, tidal_kernel_report *r, const char *reason, const cha
 
 typedef struct plan {
     bool between_barrier; /* barrier between logical blocks of one claim */
-    bool exit_loop;       /* finished threads keep joining the full barrier (one id) */
     bool funnel;          /* route barriers and exits through one CTA-wide funnel */
-    unsigned full_id;     /* exit_loop: the id of every full barrier in the body */
     unsigned bar_id;      /* id of tidal's own barriers */
     bool big_shared;      /* the module has dynamic shared memory: keep its base aligned */
 } plan;
-
-/* All full barriers of the body name one literal id (returned in *id) and none
- * is a reduction: finished threads can stand in for them with barrier.red. */
-static bool single_full_id(ctx *c, const ptx_func *f, unsigned *id) {
-    int seen = -1;
-    for (uint32_t i = 0; i < f->nstmts; i++) {
-        const ptx_stmt *s = &f->stmts[i];
-        if (!tidal_is_full_barrier(c->m, s)) continue;
-        const ptx_token *ot = &c->m->toks[s->opcode_tok];
-        for (uint32_t k = 0; k + 4 <= ot->len; k++)
-            if (!memcmp(c->m->src + ot->off + k, ".red", 4)) return false;
-        if (!s->nops || s->ops[0].tok_end != s->ops[0].tok_begin + 1) return false;
-        const ptx_token *it = &c->m->toks[s->ops[0].tok_begin];
-        if (it->kind != PTX_TK_INT || it->len > 2) return false;
-        int v = 0;
-        for (uint32_t k = 0; k < it->len; k++) {
-            char ch = c->m->src[it->off + k];
-            if (ch < '0' || ch > '9') return false;
-            v = v * 10 + (ch - '0');
-        }
-        if (v > 15 || (seen >= 0 && v != seen)) return false;
-        seen = v;
-    }
-    if (seen < 0) return false;
-    /* counted barriers and arrives must not share that id (or name it in a register) */
-    for (uint32_t i = 0; i < f->nstmts; i++) {
-        const ptx_stmt *s = &f->stmts[i];
-        if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_BARRIER || tidal_is_full_barrier(c->m, s)) continue;
-        const ptx_token *ot = &c->m->toks[s->opcode_tok];
-        bool red = false;
-        for (uint32_t k = 0; k + 4 <= ot->len; k++)
-            if (!memcmp(c->m->src + ot->off + k, ".red", 4)) red = true;
-        uint32_t op = red ? 1 : 0;
-        if (op >= s->nops || s->ops[op].tok_end != s->ops[op].tok_begin + 1) return false;
-        const ptx_token *it = &c->m->toks[s->ops[op].tok_begin];
-        if (it->kind != PTX_TK_INT) return false;
-        int v = 0;
-        for (uint32_t k = 0; k < it->len && c->m->src[it->off + k] >= '0' && c->m->src[it->off + k] <= '9'; k++)
-            v = v * 10 + (c->m->src[it->off + k] - '0');
-        if (v == seen) return false;
-    }
-    *id = (unsigned)seen;
-    return true;
-}
 
 /* Statement reaches a barrier of the given kind (full: no thread count). */
 static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only) {
@@ -656,17 +610,12 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         } else if (conv_full && conv_all) {
             r->exit_mode = "convergent-exits";
             pl->bar_id = 0;
-        } else if (!callee_barrier && single_full_id(c, f, &pl->full_id)) {
-            /* Finished threads wait in a loop that joins every round of the one
-             * full barrier (as barrier.red.popc of 0); the running threads'
-             * barriers become barrier.red.popc of 1; a round that counts 0
-             * ends the logical block. */
-            r->exit_mode = "exit-loop";
-            pl->exit_loop = true;
-            pl->bar_id = private_id >= 0 ? (unsigned)private_id : pl->full_id;
         } else if (funnel_ok(c, f) && !callee_barrier && (private_id >= 0 || !x->barrier_counted)) {
             /* Full barriers are plain bar.sync/barrier.sync in the body: route them
-             * and the exits through one funnel with an id no counted barrier uses. */
+             * and the exits through one funnel with an id no counted barrier uses.
+             * One barrier instruction for all sites matters: barrier.red at several
+             * places, reached by lanes of one warp at different places, ran the
+             * wrong lanes through the body on the H200 (docs/design.md). */
             r->exit_mode = "barrier-funnel";
             pl->funnel = true;
             pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
@@ -686,7 +635,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         r->exit_mode = "no-barriers";
     }
     bool *between_barrier = &pl->between_barrier;
-    *between_barrier = (x->shared_mem || x->cta_barrier || x->warp_sync) && !pl->exit_loop;
+    *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
     /* Dynamic shared memory starts after the static variables. Kernels (Triton's
      * wgmma/TMA tiles) rely on its base being 1024-byte aligned, so tidal's own
      * variable then takes a whole aligned kilobyte instead of 12 bytes. */
@@ -759,12 +708,6 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
             }
             continue;
         }
-        if (pl->exit_loop && tidal_is_full_barrier(c->m, s)) {
-            char *g = guard_prefix(c, s);
-            ptx_stmt_set_text(f, i, ptx_fmt(c->m, "%sbarrier.red.popc.u32 \t%%tdl_resume, %u, 1;", g, pl->full_id));
-            free(g);
-            continue;
-        }
         if (pl->funnel && tidal_is_full_barrier(c->m, s)) {
             /* a full-CTA barrier site: wait in the funnel, then come back here */
             ptx_stmt_set_text(f, i,
@@ -789,17 +732,6 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     free(common);
     sbuf e = {0};
     sb_str(&e, "$tdl_next:\n");
-    if (pl->exit_loop) {
-        char loop[256];
-        snprintf(loop, sizeof loop,
-                 "\t@%%tdl_direct exit;\n"
-                 "$tdl_exited:\n"
-                 "\tbarrier.red.popc.u32 \t%%tdl_resume, %u, 0;\n"
-                 "\tsetp.ne.u32 \t%%tdl_p, %%tdl_resume, 0;\n"
-                 "\t@%%tdl_p bra \t$tdl_exited;\n",
-                 pl->full_id);
-        sb_str(&e, loop);
-    }
     if (pl->funnel) {
         /* Threads that finished the logical block keep joining the barrier
          * rounds of those still running, so every barrier still sees the whole
@@ -811,7 +743,7 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
                    "\t@!%tdl_q bra \t$tdl_after;\n"
                    "\tsetp.eq.u32 \t%tdl_p, %tdl_resume, -1;\n"
                    "\t@%tdl_p bra \t$tdl_funnel;\n");
-        if (nsites > 3) {
+        if (nsites > 8) {
             sb_str(&e, "$tdl_resume_targets: .branchtargets ");
             for (unsigned k = 0; k < nsites; k++) {
                 char lab[32];

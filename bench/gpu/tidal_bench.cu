@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   printf("\n== re-mask reaction: all SMs -> SMs 0..65 while a kernel runs (GPU %%globaltimer)\n");
   CUfunction fstamp, fflip; CK(cuModuleGetFunction(&fstamp, mr, "stamp" TIDAL_RESHAPED_SUFFIX)); CK(cuModuleGetFunction(&fflip, mo, "flip_mask"));
   int socc; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&socc, fstamp, 128, 0));
-  unsigned nlog = nsm * socc * 200; int sit = 10000; /* ~200 rounds of ~40 us blocks */
+  unsigned nlog = nsm * socc * 400; int sit = 1000; /* ~400 rounds of short blocks */
   CUdeviceptr tstart, tsm, sink, neww, flipped; CK(cuMemAlloc(&tstart, nlog * 8ull)); CK(cuMemAlloc(&tsm, nlog * 4ull));
   CK(cuMemAlloc(&sink, 64)); CK(cuMemAlloc(&neww, 32)); CK(cuMemAlloc(&flipped, 8));
   unsigned long long nw[4] = {0, 0, 0, 0}; for (int s = 0; s < 66; s++) nw[s / 64] |= 1ull << (s % 64);
@@ -182,8 +182,9 @@ int main(int argc, char** argv) {
     }
     float us = last ? (last - fl) / 1000.f : 0.f;
     reactions.push_back(us); late_total += late;
-    printf("trial %d: kernel %.2f ms, flip at +%.2f ms, last start on a removed SM %.1f us after the flip (%u blocks started there after it)\n",
-           trial, (tmax - tmin) / 1e6, (fl - tmin) / 1e6, us, late);
+    double round_us = (tmax - tmin) / 1e3 / (nlog / (double)(socc * nsm));
+    printf("trial %d: kernel %.2f ms (one logical block ~%.1f us at full occupancy), flip at +%.2f ms, last start on a removed SM %.1f us after the flip (%u blocks started there after it)\n",
+           trial, (tmax - tmin) / 1e6, round_us, (fl - tmin) / 1e6, us, late);
   }
   printf("reaction time, median of 5: %.1f us\n", median(reactions));
   CK(cuCtxSynchronize());
