@@ -372,16 +372,9 @@ static const char prologue_common[] =
     "\tdiv.u32 \t%tdl_t0, %tdl_lin, %tdl_nx;\n"
     "\trem.u32 \t%tdl_cy, %tdl_t0, %tdl_ny;\n"
     "\tdiv.u32 \t%tdl_cz, %tdl_t0, %tdl_ny;\n"
-    "\tbra.uni \t$tdl_body;\n"
-    "$tdl_direct_start:\n"
-    "\tsetp.eq.u32 \t%tdl_direct, %tdl_nx, %tdl_nx;\n"
-    "\tmov.u32 \t%tdl_cx, %ctaid.x;\n"
-    "\tmov.u32 \t%tdl_cy, %ctaid.y;\n"
-    "\tmov.u32 \t%tdl_cz, %ctaid.z;\n"
     "$tdl_body:";
 
 static const char epilogue_head[] =
-    "\t@%tdl_direct exit;\n"
     "\tadd.u32 \t%tdl_lin, %tdl_lin, 1;\n"
     "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
     "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
@@ -689,8 +682,33 @@ static char *guard_prefix(ctx *c, const ptx_stmt *s) {
     return b.p;
 }
 
+static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
+static const char direct_copy_end[] = "\t}\n// tidal: end of the original body";
+
+/* The original body, verbatim, for launch case a: real exits, real barriers,
+ * physical %ctaid. Its own { } scope keeps its labels apart from the rewritten
+ * copy's; declarations are left out so it uses the rewritten copy's registers
+ * and shared variables (only one of the two ever runs in a block). */
+static char *direct_copy(ctx *c, const ptx_func *f) {
+    const ptx_module *m = c->m;
+    sbuf b = {0};
+    sb_str(&b, direct_copy_begin);
+    sb_str(&b, "$tdl_direct_start:\n\t{");
+    for (uint32_t i = 0; i < f->nstmts; i++) {
+        const ptx_stmt *s = &f->stmts[i];
+        if ((s->kind == PTX_ST_REG || s->kind == PTX_ST_VAR) && s->depth == 0) continue;
+        const ptx_token *first = &m->toks[s->tok_begin], *last = &m->toks[s->tok_end - 1];
+        sb_str(&b, s->kind == PTX_ST_LABEL ? "\n" : "\n\t");
+        sb_put(&b, m->src + first->off, last->off + last->len - first->off);
+    }
+    sb_str(&b, "\n");
+    sb_str(&b, direct_copy_end);
+    return b.p;
+}
+
 static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     unsigned nsites = 0;
+    char *original = direct_copy(c, f);
     /* 1. statements of the original body */
     for (uint32_t i = 0; i < f->nstmts; i++) {
         ptx_stmt *s = &f->stmts[i];
@@ -773,6 +791,8 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, ep);
     free(ep);
     free(e.p);
+    ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, original);
+    free(original);
 }
 
 /* The reshaped clone: same body, logical grid from the extra parameter. */
@@ -812,10 +832,13 @@ static char *clone_text(ctx *c, ptx_func *f) {
     FILE *mf = open_memstream(&body, &blen);
     if (!mf || ptx_func_print_body(f, mf) || fclose(mf)) ptx_ice("cannot print function body");
     char *hit = strstr(body, prologue_original_grid);
-    if (!hit) ptx_ice("reshaped clone: prologue not found");
+    char *copy = strstr(body, direct_copy_begin), *copy_end = copy ? strstr(copy, direct_copy_end) : NULL;
+    if (!hit || !copy_end || copy < hit) ptx_ice("reshaped clone: prologue or original body not found");
     sb_put(&b, body, (size_t)(hit - body));
     sb_str(&b, prologue_reshaped_grid);
-    sb_str(&b, hit + strlen(prologue_original_grid));
+    const char *rest = hit + strlen(prologue_original_grid);
+    sb_put(&b, rest, (size_t)(copy - rest));
+    sb_str(&b, copy_end + strlen(direct_copy_end));
     free(body);
     return b.p;
 }

@@ -7,10 +7,14 @@ For a corpus file F (test name "corpus :: <flavour>/<file>.ptx") the test
   2. runs `tidal-opt --stats F` and requires exit status 0;
   3. when ptxas is available, runs `ptxas -arch=<arch> T -o /dev/null`, where
      <arch> is sm_90a for any PTX whose .target is sm_90 or lower (sm_90a
-     assembles those too) and the file's own .target above that.
+     assembles those too) and the file's own .target above that;
+  4. runs `tidal-opt -p tidal --report=json F`: every kernel is rewritten unless
+     refused for clusters or cooperative launch (grid sync), and ptxas accepts
+     the rewritten PTX.
 """
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -24,6 +28,10 @@ _TARGET_RE = re.compile(rb"^\s*\.target\s+(sm_(\d+)[a-z]?)", re.M)
 # still end as a failure rather than stall `make check`.
 _TIDAL_TIMEOUT = 300
 _PTXAS_TIMEOUT = 600
+
+
+# Refusals the pass is meant to make (the kernel needs co-scheduled CTAs).
+_ALLOWED_REFUSALS = ("clusters", "cooperative-launch")
 
 
 def _ptxas_arch(data):
@@ -170,6 +178,35 @@ class CorpusFormat(lit.formats.TestFormat):
                 if rc_in != 0:
                     msg += "\nnote: ptxas rejects the unmodified input too (corpus problem?)"
                 log.append(msg)
+                return lit.Test.FAIL, "\n".join(log)
+
+        arch = _ptxas_arch(actual)
+        # 4. the tidal rewrite: every kernel without clusters or grid sync is
+        #    rewritten, and ptxas accepts the result
+        tout = out[: -len(".roundtrip.ptx")] + ".tidal.ptx"
+        cmd = [self.tidal_opt, "-p", "tidal", "--report=json", src, "-o", tout]
+        rc, so, se = _run(cmd, env, _TIDAL_TIMEOUT)
+        log.append("$ " + " ".join(cmd))
+        if rc != 0:
+            log.append("tidal-opt -p tidal failed (%s)\n%s" % (_status(rc), _diag(se, so)))
+            return lit.Test.FAIL, "\n".join(log)
+        try:
+            report = json.loads(so)
+        except ValueError as e:
+            log.append("--report=json is not JSON (%s)\n%s" % (e, _diag(se, so)))
+            return lit.Test.FAIL, "\n".join(log)
+        bad = [k for k in report.get("kernels", [])
+               if k.get("verdict") != "rewritten" and k.get("reason") not in _ALLOWED_REFUSALS]
+        if bad:
+            for k in bad:
+                log.append("kernel %s refused: %s: %s" % (k.get("name"), k.get("reason"), k.get("detail")))
+            return lit.Test.FAIL, "\n".join(log)
+        if self.ptxas:
+            cmd = [self.ptxas, "-arch=" + arch, tout, "-o", os.devnull]
+            rc, so, se = _run(cmd, env, _PTXAS_TIMEOUT)
+            log.append("$ " + " ".join(cmd))
+            if rc != 0:
+                log.append("ptxas rejected the rewritten output (%s)\n%s" % (_status(rc), _diag(se, so)))
                 return lit.Test.FAIL, "\n".join(log)
 
         return lit.Test.PASS, "\n".join(log)
