@@ -584,7 +584,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         free(full);
         int private_id = -1;
         if (!x->barrier_id_reg)
-            for (int id = 15; id >= 0 && private_id < 0; id--)
+            /* the lowest free id: ptxas reserves barriers 0..id for the CTA, and
+             * reserving all 16 halved block_sum's occupancy on the H200 */
+            for (int id = 0; id < 16 && private_id < 0; id++)
                 if (!(x->barrier_ids & (1u << id))) private_id = id;
         bool conv_all = false;
         if (private_id < 0) {
