@@ -508,6 +508,14 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
                ptx_fmt(c->m, "launches kernels from the device (%s)", tok_line(c, x->devlaunch_tok)));
         return false;
     }
+    /* Transforms build text with C strings; real PTX never holds a NUL byte. */
+    {
+        size_t from = m->toks[f->tok_begin].off, to = m->toks[f->tok_end - 1].off + m->toks[f->tok_end - 1].len;
+        if (memchr(m->src + from, 0, to - from)) {
+            refuse(c, r, "nul-byte", "the kernel's text holds a NUL byte (in a comment)");
+            return false;
+        }
+    }
     if (c->already_ran) {
         refuse(c, r, "name-collision", "the tidal pass already rewrote this module (it ran twice in one pipeline)");
         return false;
@@ -797,6 +805,13 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     free(original);
 }
 
+static const char *find_bytes(const char *from, const char *end, const char *needle) {
+    size_t n = strlen(needle);
+    for (const char *p = from; p + n <= end; p++)
+        if (*p == *needle && !memcmp(p, needle, n)) return p;
+    return NULL;
+}
+
 /* The reshaped clone: same body, logical grid from the extra parameter. */
 static char *clone_text(ctx *c, ptx_func *f) {
     ptx_module *m = c->m;
@@ -833,14 +848,18 @@ static char *clone_text(ctx *c, ptx_func *f) {
     size_t blen = 0;
     FILE *mf = open_memstream(&body, &blen);
     if (!mf || ptx_func_print_body(f, mf) || fclose(mf)) ptx_ice("cannot print function body");
-    char *hit = strstr(body, prologue_original_grid);
-    char *copy = strstr(body, direct_copy_begin), *copy_end = copy ? strstr(copy, direct_copy_end) : NULL;
-    if (!hit || !copy_end || copy < hit) ptx_ice("reshaped clone: prologue or original body not found");
+    /* byte searches: comments in the body may hold NUL bytes */
+    const char *end = body + blen;
+    const char *hit = find_bytes(body, end, prologue_original_grid);
+    const char *copy = hit ? find_bytes(hit, end, direct_copy_begin) : NULL;
+    const char *copy_end = copy ? find_bytes(copy, end, direct_copy_end) : NULL;
+    if (!hit || !copy_end) ptx_ice("reshaped clone: prologue or original body not found");
     sb_put(&b, body, (size_t)(hit - body));
     sb_str(&b, prologue_reshaped_grid);
     const char *rest = hit + strlen(prologue_original_grid);
     sb_put(&b, rest, (size_t)(copy - rest));
-    sb_str(&b, copy_end + strlen(direct_copy_end));
+    rest = copy_end + strlen(direct_copy_end);
+    sb_put(&b, rest, (size_t)(end - rest));
     free(body);
     return b.p;
 }
