@@ -6,14 +6,14 @@
 
 #include <string.h>
 
-static bool contains(const char *s, size_t n, const char *needle) {
+bool tidal_text_contains(const char *s, size_t n, const char *needle) {
     size_t k = strlen(needle);
     for (size_t i = 0; i + k <= n; i++)
         if (!memcmp(s + i, needle, k)) return true;
     return false;
 }
 
-static bool root_is(const char *s, size_t n, const char *root) {
+bool tidal_opcode_root_is(const char *s, size_t n, const char *root) {
     size_t k = strlen(root);
     return n >= k && !memcmp(s, root, k) && (n == k || s[k] == '.');
 }
@@ -51,8 +51,8 @@ bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s) {
     if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_BARRIER) return false;
     const ptx_token *ot = &m->toks[s->opcode_tok];
     const char *op = m->src + ot->off;
-    if (contains(op, ot->len, ".arrive")) return false;
-    if (contains(op, ot->len, ".red")) return s->nops < 4;
+    if (tidal_text_contains(op, ot->len, ".arrive")) return false;
+    if (tidal_text_contains(op, ot->len, ".red")) return s->nops < 4;
     return s->nops < 2;
 }
 
@@ -83,12 +83,12 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
         const ptx_token *ot = &m->toks[s->opcode_tok];
         const char *op = m->src + ot->off;
         size_t n = ot->len;
-        if (contains(op, n, ".shared")) x->shared_mem = true;
+        if (tidal_text_contains(op, n, ".shared")) x->shared_mem = true;
         switch (s->op_class) {
         case PTX_OP_BARRIER: {
             x->cta_barrier = true;
-            bool arrive = contains(op, n, ".arrive");
-            bool red = contains(op, n, ".red");
+            bool arrive = tidal_text_contains(op, n, ".arrive");
+            bool red = tidal_text_contains(op, n, ".red");
             if (arrive) x->barrier_arrive = x->barrier_counted = true;
             if (red) {
                 x->barrier_red = true;
@@ -137,8 +137,8 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
             break;
         }
         for (int k = 0; warp_roots[k]; k++)
-            if (root_is(op, n, warp_roots[k])) x->warp_sync = true;
-        if ((root_is(op, n, "mapa") || root_is(op, n, "getctarank")) && x->cluster_tok == UINT32_MAX)
+            if (tidal_opcode_root_is(op, n, warp_roots[k])) x->warp_sync = true;
+        if ((tidal_opcode_root_is(op, n, "mapa") || tidal_opcode_root_is(op, n, "getctarank")) && x->cluster_tok == UINT32_MAX)
             x->cluster_tok = s->opcode_tok;
         /* special registers */
         for (uint32_t t = s->opcode_tok + 1; t < s->tok_end; t++) {

@@ -42,4 +42,17 @@ void tidal_facts_merge(tidal_facts *into, const tidal_facts *from);
 bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier,
                             uint32_t *why_tok);
 
+/* The PTX tidal inserts (tidal_code.c). */
+extern const char tidal_reg_decls[];
+extern const char tidal_prologue_original_grid[];
+extern const char tidal_prologue_reshaped_grid[];
+extern const char tidal_prologue_common[];
+extern const char tidal_epilogue_head[];
+extern const char tidal_epilogue_tail[];
+
+/* Opcode text helpers: `needle` occurs in s[0..n); s starts with `root` followed
+ * by '.' or the end. */
+bool tidal_text_contains(const char *s, size_t n, const char *needle);
+bool tidal_opcode_root_is(const char *s, size_t n, const char *root);
+
 #endif

@@ -165,263 +165,8 @@ static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
     return b.p;
 }
 
-/* ------------------------------------------------------------ generated PTX */
-
-static const char reg_decls[] =
-    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_p, %tdl_q;\n"
-    "\t.reg .u32 \t%tdl_resume;\n"
-    "\t.reg .u32 \t%tdl_cx, %tdl_cy, %tdl_cz, %tdl_nx, %tdl_ny, %tdl_nz, %tdl_total, %tdl_phys, %tdl_chunk;\n"
-    "\t.reg .u32 \t%tdl_b0, %tdl_b1, %tdl_lin, %tdl_sm, %tdl_state, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\t.reg .u64 \t%tdl_ctl, %tdl_slot, %tdl_a0, %tdl_a1, %tdl_a2;";
+/* The inserted PTX lives in tidal_code.c. */
 enum { REGS_ADDED = 5 + 1 + 9 + 8 + 5 };
-
-/* Where the grid comes from: the launch itself (cases a, b) ... */
-static const char prologue_original_grid[] =
-    "// tidal: control block and logical grid (original launch)\n"
-    "\tld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
-    "\tmov.u32 \t%tdl_nx, %nctaid.x;\n"
-    "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
-    "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
-    "\tsetp.eq.u64 \t%tdl_direct, %tdl_ctl, 0;\n"
-    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
-    "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
-    "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
-    "\tsetp.gt.u64 \t%tdl_direct, %tdl_a0, 2147483647;\n"
-    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
-    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
-    "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
-    "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
-    "\tmin.u32 \t%tdl_chunk, %tdl_chunk, 32;\n"
-    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;";
-
-/* ... or the runtime's tidal_launch parameter (case c). */
-static const char prologue_reshaped_grid[] =
-    "// tidal: control block and logical grid (reshaped launch)\n"
-    "\tld.param.u64 \t%tdl_ctl, [__tidal_launch];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
-    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
-    "\t@%tdl_p trap;\n"
-    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+8];\n"
-    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+16];\n"
-    "\tsetp.ne.u64 \t%tdl_direct, %tdl_ctl, %tdl_ctl;\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
-    "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
-    "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
-    "\tsetp.gt.u64 \t%tdl_p, %tdl_a0, 2147483647;\n"
-    "\t@%tdl_p trap;\n"
-    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
-    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n"
-    "\tmov.u32 \t%tdl_t0, %nctaid.x;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
-    "\tmul.lo.u32 \t%tdl_phys, %tdl_t0, %tdl_t1;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
-    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;";
-
-/* Mask test of %tdl_sm against the partition at %tdl_ctl: %tdl_t0 = 0/1. */
-#define MASK_TEST                                                                                                      \
-    "\tshr.u32 \t%tdl_t0, %tdl_sm, 6;\n"                                                                               \
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 8;\n"                                                                          \
-    "\tadd.u64 \t%tdl_a1, %tdl_ctl, %tdl_a1;\n"                                                                        \
-    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_a1];\n"                                                              \
-    "\tand.b32 \t%tdl_t0, %tdl_sm, 63;\n"                                                                              \
-    "\tshr.u64 \t%tdl_a1, %tdl_a1, %tdl_t0;\n"                                                                         \
-    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a1;\n"                                                                              \
-    "\tand.b32 \t%tdl_t0, %tdl_t0, 1;\n"
-
-static const char prologue_common[] =
-    "// tidal: find this launch's slot, gate on the SM mask\n"
-    "\tmov.u32 \t%tdl_t0, %tid.x;\n"
-    "\tmov.u32 \t%tdl_t1, %tid.y;\n"
-    "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tmov.u32 \t%tdl_t1, %tid.z;\n"
-    "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tsetp.eq.u32 \t%tdl_leader, %tdl_t0, 0;\n"
-    "\tmov.u32 \t%tdl_sm, %smid;\n"
-    "\tsetp.ne.u32 \t%tdl_odd, %tdl_sm, %tdl_sm;\n"
-    "\t@!%tdl_leader bra \t$tdl_joined;\n"
-    "\tmov.u64 \t%tdl_a2, %gridid;\n"
-    "\tadd.u64 \t%tdl_a0, %tdl_ctl, 128;\n"
-    "\tld.global.u32 \t%tdl_t1, [%tdl_ctl+64];\n"
-    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a2;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
-    "$tdl_probe:\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 1024;\n"
-    "\tadd.u64 \t%tdl_slot, %tdl_a0, %tdl_a1;\n"
-    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_found;\n"
-    "\tsetp.ne.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_probe_next;\n"
-    "\tatom.acquire.gpu.global.cas.b64 \t%tdl_a1, [%tdl_slot], 0, %tdl_a2;\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\tsetp.eq.or.u64 \t%tdl_p, %tdl_a1, %tdl_a2, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_found;\n"
-    "$tdl_probe_next:\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 0;\n"
-    "\tsub.u32 \t%tdl_t2, %tdl_t2, 1;\n"
-    "\t@%tdl_p bra.uni \t$tdl_probe;\n"
-    "// tidal: every slot busy (more running launches than slots): wait for one\n"
-    "\tnanosleep.u32 \t1000;\n"
-    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
-    "\tbra.uni \t$tdl_probe;\n"
-    "$tdl_found:\n"
-    MASK_TEST
-    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tcvt.u64.u32 \t%tdl_a1, %tdl_t0;\n"
-    "\tor.b64 \t%tdl_a1, %tdl_a1, 4294967296;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], %tdl_a1;\n"
-    "\tmov.u32 \t%tdl_state, 1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
-    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_phys;\n"
-    "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t2, 0, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
-    "\tmov.u32 \t%tdl_state, 2;\n"
-    "$tdl_publish:\n"
-    "\tst.shared.u32 \t[__tidal_sh+8], %tdl_state;\n"
-    "$tdl_joined:\n"
-    "\tbarrier.sync \t@BAR@;\n"
-    "\tld.shared.u32 \t%tdl_state, [__tidal_sh+8];\n"
-
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
-    "$tdl_claim:\n"
-    "\t@!%tdl_leader bra \t$tdl_claimed;\n"
-    "\tmov.u32 \t%tdl_b0, %tdl_total;\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_take;\n"
-    MASK_TEST
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_take;\n"
-    "// tidal: SM taken away; the launch's last worker keeps going (liveness guard)\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], -1;\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
-    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
-    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 1;\n"
-    "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t1, %tdl_phys, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
-    "\tmov.u32 \t%tdl_state, 2;\n"
-    "$tdl_take:\n"
-    "\tatom.relaxed.gpu.global.add.u32 \t%tdl_b0, [%tdl_slot+16], %tdl_chunk;\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
-    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
-    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+48];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_no_sm_count;\n"
-    "\tsub.u32 \t%tdl_t1, %tdl_b1, %tdl_b0;\n"
-    "\tcvt.u64.u32 \t%tdl_a2, %tdl_t1;\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_sm, 8;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_a1, %tdl_a0;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_a1], %tdl_a2;\n"
-    "$tdl_no_sm_count:\n"
-    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+40];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tmov.u32 \t%tdl_t1, %tdl_b0;\n"
-    "$tdl_count:\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_t1, 4;\n"
-    "\tadd.u64 \t%tdl_a0, %tdl_a1, %tdl_a0;\n"
-    "\tred.relaxed.gpu.global.add.u32 \t[%tdl_a0], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t1, %tdl_b1;\n"
-    "\t@%tdl_p bra.uni \t$tdl_count;\n"
-    "$tdl_publish_claim:\n"
-    "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+4], %tdl_b0;\n"
-    "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh], %tdl_b0;\n"
-    "$tdl_claimed:\n"
-    "\tbarrier.sync \t@BAR@;\n"
-    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+4];\n"
-    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh];\n"
-    "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
-    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
-    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
-    "\tmov.u32 \t%tdl_lin, %tdl_b0;\n"
-    "$tdl_logical:\n"
-    "\tmov.u32 \t%tdl_cx, %tdl_lin;\n"
-    "\tmov.u32 \t%tdl_cy, 0;\n"
-    "\tmov.u32 \t%tdl_cz, 0;\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_total, %tdl_nx;\n"
-    "\t@%tdl_p bra.uni \t$tdl_body;\n"
-    "\trem.u32 \t%tdl_cx, %tdl_lin, %tdl_nx;\n"
-    "\tdiv.u32 \t%tdl_t0, %tdl_lin, %tdl_nx;\n"
-    "\trem.u32 \t%tdl_cy, %tdl_t0, %tdl_ny;\n"
-    "\tdiv.u32 \t%tdl_cz, %tdl_t0, %tdl_ny;\n"
-    "$tdl_body:";
-
-static const char epilogue_head[] =
-    "\tadd.u32 \t%tdl_lin, %tdl_lin, 1;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
-    "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
-
-static const char epilogue_tail[] =
-    "\tbra.uni \t$tdl_logical;\n"
-    "$tdl_depart:\n"
-    "\t@!%tdl_leader exit;\n"
-    "// tidal: count this block out in its shard (physical block id mod 32)\n"
-    "\tmov.u32 \t%tdl_t0, %ctaid.z;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
-    "\tmov.u32 \t%tdl_t2, %ctaid.y;\n"
-    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.x;\n"
-    "\tmov.u32 \t%tdl_t2, %ctaid.x;\n"
-    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, 31;\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
-    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_a1+64], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tand.b32 \t%tdl_t2, %tdl_phys, 31;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, %tdl_t2;\n"
-    "\tselp.u32 \t%tdl_t2, 1, 0, %tdl_p;\n"
-    "\tshr.u32 \t%tdl_t0, %tdl_phys, 5;\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, %tdl_t2;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
-    "\t@%tdl_p exit;\n"
-    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_slot+20], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tmin.u32 \t%tdl_t0, %tdl_phys, 32;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
-    "\t@%tdl_p exit;\n"
-    "// tidal: the launch's last block resets its slot for the next launch\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+8], 0;\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+16], 0;\n"
-    "\tmov.u32 \t%tdl_t0, 0;\n"
-    "$tdl_reset:\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
-    "\tst.relaxed.gpu.global.u32 \t[%tdl_a1+64], 0;\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, 32;\n"
-    "\t@%tdl_p bra.uni \t$tdl_reset;\n"
-    "\tfence.acq_rel.gpu;\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot], 0;\n"
-    "\texit;";
 
 /* ------------------------------------------------------------ per kernel */
 
@@ -467,8 +212,7 @@ static bool funnel_ok(ctx *c, const ptx_func *f) {
         const ptx_token *ot = &c->m->toks[s->opcode_tok];
         /* predicated, or inside a { } scope whose labels the funnel cannot see */
         if (s->guard_tok >= 0 || s->depth > 0) return false;
-        for (uint32_t k = 0; k + 4 <= ot->len; k++)
-            if (!memcmp(c->m->src + ot->off + k, ".red", 4)) return false;
+        if (tidal_text_contains(c->m->src + ot->off, ot->len, ".red")) return false;
     }
     return true;
 }
@@ -751,11 +495,11 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     }
     /* 2. prologue before, epilogue after */
     uint32_t at = 0;
-    char *common = with_bar_id(prologue_common, pl->bar_id);
-    ptx_stmt_insert(f, at++, PTX_ST_REG, reg_decls);
+    char *common = with_bar_id(tidal_prologue_common, pl->bar_id);
+    ptx_stmt_insert(f, at++, PTX_ST_REG, tidal_reg_decls);
     ptx_stmt_insert(f, at++, PTX_ST_VAR,
                     pl->big_shared ? ".shared .align 1024 .b8 \t__tidal_sh[1024];" : ".shared .align 4 .b8 \t__tidal_sh[12];");
-    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, prologue_original_grid);
+    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, tidal_prologue_original_grid);
     ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, common);
     free(common);
     sbuf e = {0};
@@ -790,13 +534,13 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
         }
         sb_str(&e, "$tdl_after:\n");
     }
-    sb_str(&e, epilogue_head);
+    sb_str(&e, tidal_epilogue_head);
     if (pl->between_barrier) {
         char line[48];
         snprintf(line, sizeof line, "\tbarrier.sync \t%u;\n", pl->bar_id);
         sb_str(&e, line);
     }
-    sb_str(&e, epilogue_tail);
+    sb_str(&e, tidal_epilogue_tail);
     char *ep = with_bar_id(e.p, pl->bar_id);
     ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, ep);
     free(ep);
@@ -850,13 +594,13 @@ static char *clone_text(ctx *c, ptx_func *f) {
     if (!mf || ptx_func_print_body(f, mf) || fclose(mf)) ptx_ice("cannot print function body");
     /* byte searches: comments in the body may hold NUL bytes */
     const char *end = body + blen;
-    const char *hit = find_bytes(body, end, prologue_original_grid);
+    const char *hit = find_bytes(body, end, tidal_prologue_original_grid);
     const char *copy = hit ? find_bytes(hit, end, direct_copy_begin) : NULL;
     const char *copy_end = copy ? find_bytes(copy, end, direct_copy_end) : NULL;
     if (!hit || !copy_end) ptx_ice("reshaped clone: prologue or original body not found");
     sb_put(&b, body, (size_t)(hit - body));
-    sb_str(&b, prologue_reshaped_grid);
-    const char *rest = hit + strlen(prologue_original_grid);
+    sb_str(&b, tidal_prologue_reshaped_grid);
+    const char *rest = hit + strlen(tidal_prologue_original_grid);
     sb_put(&b, rest, (size_t)(copy - rest));
     rest = copy_end + strlen(direct_copy_end);
     sb_put(&b, rest, (size_t)(end - rest));

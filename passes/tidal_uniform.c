@@ -57,18 +57,6 @@ static bool sreg_divergent(ptx_sreg r) {
     }
 }
 
-static bool root_is(const char *s, size_t n, const char *root) {
-    size_t k = strlen(root);
-    return n >= k && !memcmp(s, root, k) && (n == k || s[k] == '.');
-}
-
-static bool contains(const char *s, size_t n, const char *needle) {
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= n; i++)
-        if (!memcmp(s + i, needle, k)) return true;
-    return false;
-}
-
 /* Instructions without register results in operand 0. */
 static bool has_no_dest(const char *op, size_t n) {
     static const char *const roots[] = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap",
@@ -76,21 +64,21 @@ static bool has_no_dest(const char *op, size_t n) {
                                         "brkpt", "discard", "applypriority", "griddepcontrol", "setmaxnreg",
                                         "stmatrix", "tensormap", "multimem", "cp", "st", NULL};
     for (int k = 0; roots[k]; k++)
-        if (root_is(op, n, roots[k])) return !(root_is(op, n, "bar") && contains(op, n, ".red")) &&
-                                              !(root_is(op, n, "barrier") && contains(op, n, ".red"));
+        if (tidal_opcode_root_is(op, n, roots[k])) return !(tidal_opcode_root_is(op, n, "bar") && tidal_text_contains(op, n, ".red")) &&
+                                              !(tidal_opcode_root_is(op, n, "barrier") && tidal_text_contains(op, n, ".red"));
     return false;
 }
 
 /* Instructions whose result may differ between threads even from uniform inputs. */
 static bool result_divergent(const char *op, size_t n) {
-    if (root_is(op, n, "ld") || root_is(op, n, "ldu"))
-        return !(contains(op, n, ".param") || contains(op, n, ".const"));
+    if (tidal_opcode_root_is(op, n, "ld") || tidal_opcode_root_is(op, n, "ldu"))
+        return !(tidal_text_contains(op, n, ".param") || tidal_text_contains(op, n, ".const"));
     static const char *const roots[] = {"atom", "shfl", "vote", "match", "redux", "activemask", "tex", "tld4",
                                         "suld", "sust", "call", "mbarrier", "wgmma", "mma", "wmma", "ldmatrix",
                                         "elect", "cp", "isspacep", "getctarank", "mapa", "txq", "suq",
                                         "istypep", "clusterlaunchcontrol", NULL};
     for (int k = 0; roots[k]; k++)
-        if (root_is(op, n, roots[k])) return true;
+        if (tidal_opcode_root_is(op, n, roots[k])) return true;
     return false;
 }
 
