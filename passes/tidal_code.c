@@ -57,6 +57,14 @@ const char tidal_prologue_reshaped_grid[] =
     "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
     "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;";
 
+/* Reshaped clone: the logical grid and chunk again, from the parameter. */
+const char tidal_reshaped_reload[] =
+    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+8];\n"
+    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+16];\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n"
+    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n";
+
 /* Mask test of %tdl_sm against the partition at %tdl_ctl: %tdl_t0 = 0/1. */
 #define MASK_TEST                                                                                                      \
     "\tshr.u32 \t%tdl_t0, %tdl_sm, 6;\n"                                                                               \

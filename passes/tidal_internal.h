@@ -49,6 +49,7 @@ extern const char tidal_prologue_reshaped_grid[];
 extern const char tidal_prologue_common[];
 extern const char tidal_epilogue_head[];
 extern const char tidal_epilogue_tail[];
+extern const char tidal_reshaped_reload[];
 
 /* Opcode text helpers: `needle` occurs in s[0..n); s starts with `root` followed
  * by '.' or the end. */
