@@ -498,7 +498,7 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
     char *common = with_bar_id(tidal_prologue_common, pl->bar_id);
     ptx_stmt_insert(f, at++, PTX_ST_REG, tidal_reg_decls);
     ptx_stmt_insert(f, at++, PTX_ST_VAR,
-                    pl->big_shared ? ".shared .align 1024 .b8 \t__tidal_sh[1024];" : ".shared .align 4 .b8 \t__tidal_sh[12];");
+                    pl->big_shared ? ".shared .align 1024 .b8 \t__tidal_sh[1024];" : ".shared .align 4 .b8 \t__tidal_sh[8];");
     ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, tidal_prologue_original_grid);
     ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, common);
     free(common);
