@@ -1,0 +1,180 @@
+/* tidal-ptxas — a drop-in for ptxas that applies the tidal rewrite first.
+ *
+ * Triton (TRITON_PTXAS_PATH) and other tools call it exactly like ptxas. It
+ * finds the PTX input among the arguments, writes the rewritten PTX to a
+ * temporary file, and runs the real ptxas with the same arguments, the input
+ * replaced. The user's file is never modified. `--version` and calls without a
+ * PTX input go straight to the real ptxas. */
+#define _POSIX_C_SOURCE 200809L
+#include "ptx.h"
+#include "tidal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: tidal-ptxas [--tidal-off] [--tidal-report=FILE] [ptxas options] INPUT.ptx\n"
+    "\n"
+    "A drop-in for NVIDIA's ptxas: rewrites INPUT.ptx with the tidal pass (SM gate +\n"
+    "persistent logical blocks, see tidal-opt --help) into a temporary file and runs\n"
+    "the real ptxas with the same arguments on it. INPUT.ptx itself is not changed.\n"
+    "Kernels the pass cannot prove safe are passed through byte-identical.\n"
+    "\n"
+    "tidal-ptxas's own options (removed before ptxas runs):\n"
+    "  --tidal-off            run the real ptxas on the input unchanged\n"
+    "  --tidal-report=FILE    append the rewrite report (text) to FILE\n"
+    "  --tidal-help           show this help (--help is ptxas's)\n"
+    "\n"
+    "The real ptxas is $TIDAL_REAL_PTXAS, else $CUDA_HOME/bin/ptxas, else\n"
+    "/usr/local/cuda/bin/ptxas. Calls without a .ptx input (e.g. --version) go to it\n"
+    "directly. If the input cannot be parsed, tidal-ptxas says so on stderr and\n"
+    "assembles the input unchanged.\n"
+    "\n"
+    "Use with Triton: TRITON_PTXAS_PATH=/path/to/tidal-ptxas\n"
+    "exit status: that of the real ptxas; 2 for tidal-ptxas usage errors; 127 when the\n"
+    "real ptxas cannot be run.\n";
+
+static const char *real_ptxas(char *buf, size_t size) {
+    const char *env = getenv("TIDAL_REAL_PTXAS");
+    if (env && *env) return env;
+    const char *cuda = getenv("CUDA_HOME");
+    if (cuda && *cuda) {
+        snprintf(buf, size, "%s/bin/ptxas", cuda);
+        if (access(buf, X_OK) == 0) return buf;
+    }
+    return "/usr/local/cuda/bin/ptxas";
+}
+
+static int run(const char *prog, char **argv) {
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "tidal-ptxas: fork: %s\n", strerror(errno));
+        return 127;
+    }
+    if (pid == 0) {
+        execv(prog, argv);
+        fprintf(stderr, "tidal-ptxas: cannot run the real ptxas '%s': %s\n", prog, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return 127;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
+ * when the input is to be assembled unchanged (reason already printed). */
+static char *rewrite(const char *in, FILE *report) {
+    size_t len;
+    char *src = ptx_read_file(in, &len);
+    if (!src) {
+        fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in, strerror(errno));
+        return NULL;
+    }
+    ptx_diag d;
+    ptx_module *m = ptx_parse(in, src, len, &d);
+    free(src);
+    if (!m) {
+        fputs("tidal-ptxas: warning: ", stderr);
+        ptx_diag_print(&d, stderr);
+        fprintf(stderr, "tidal-ptxas: warning: '%s' is assembled without the tidal rewrite\n", in);
+        return NULL;
+    }
+    tidal_report rep;
+    if (tidal_run(m, NULL, &rep, &d)) {
+        ptx_diag_print(&d, stderr);
+        ptx_module_free(m);
+        return NULL;
+    }
+    if (report) tidal_report_print_text(&rep, report);
+    /* A private directory, and the input's own file name, so ptxas messages
+     * still name the user's file. */
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tidal-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "tidal-ptxas: cannot create a temporary directory '%s': %s\n", dir, strerror(errno));
+        ptx_module_free(m);
+        exit(1);
+    }
+    const char *base = strrchr(in, '/');
+    base = base ? base + 1 : in;
+    size_t plen = strlen(dir) + strlen(base) + 2;
+    char *path = malloc(plen);
+    if (!path) ptx_ice("out of memory");
+    snprintf(path, plen, "%s/%s", dir, base);
+    FILE *f = fopen(path, "wbx");
+    if (!f || ptx_print(m, f) || fclose(f)) {
+        fprintf(stderr, "tidal-ptxas: cannot write a temporary file '%s': %s\n", path, strerror(errno));
+        unlink(path);
+        rmdir(dir);
+        free(path);
+        ptx_module_free(m);
+        exit(1);
+    }
+    ptx_module_free(m);
+    return path;
+}
+
+int main(int argc, char **argv) {
+    char buf[4096];
+    const char *ptxas = real_ptxas(buf, sizeof buf);
+    bool off = false;
+    const char *report_path = NULL;
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) return 70;
+    int n = 0, input = -1;
+    args[n++] = (char *)ptxas;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--tidal-help")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--tidal-off")) {
+            off = true;
+            continue;
+        } else if (!strncmp(a, "--tidal-report=", 15)) {
+            report_path = a + 15;
+            continue;
+        } else if (!strncmp(a, "--tidal-", 8)) {
+            fprintf(stderr, "tidal-ptxas: unknown option '%s' (see --tidal-help)\n", a);
+            return 2;
+        }
+        /* the PTX input: a non-option argument naming a .ptx file, not the value of -o */
+        bool after_o = n > 1 && (!strcmp(args[n - 1], "-o") || !strcmp(args[n - 1], "--output-file"));
+        if (a[0] != '-' && !after_o && ends_with(a, ".ptx")) input = n;
+        args[n++] = (char *)a;
+    }
+    args[n] = NULL;
+    char *tmp = NULL;
+    if (!off && input > 0) {
+        FILE *report = NULL;
+        if (report_path) {
+            report = fopen(report_path, "a");
+            if (!report) fprintf(stderr, "tidal-ptxas: warning: cannot open '%s': %s\n", report_path, strerror(errno));
+        }
+        tmp = rewrite(args[input], report);
+        if (report) fclose(report);
+        if (tmp) args[input] = tmp;
+    }
+    int rc = run(ptxas, args);
+    if (tmp) {
+        unlink(tmp);
+        char *slash = strrchr(tmp, '/');
+        if (slash) *slash = 0;
+        rmdir(tmp);
+        free(tmp);
+    }
+    free(args);
+    return rc;
+}
