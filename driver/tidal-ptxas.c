@@ -139,6 +139,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--tidal-help")) {
             fputs(usage_text, stdout);
+            free(args);
             return 0;
         } else if (!strcmp(a, "--tidal-off")) {
             off = true;
@@ -148,6 +149,7 @@ int main(int argc, char **argv) {
             continue;
         } else if (!strncmp(a, "--tidal-", 8)) {
             fprintf(stderr, "tidal-ptxas: unknown option '%s' (see --tidal-help)\n", a);
+            free(args);
             return 2;
         }
         /* the PTX input: a non-option argument naming a .ptx file, not the value of -o */
