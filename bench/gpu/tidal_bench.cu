@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0));
   CUcontext pctx; CK(cuDevicePrimaryCtxRetain(&pctx, dev)); CK(cuCtxSetCurrent(pctx));
   CK(cuDeviceGetAttribute(&nsm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-  char* orig_src = slurp(argv[1]);
-  CK(cuModuleLoadData(&mo, orig_src)); CK(cuModuleLoadData(&mr, slurp(argv[2])));
+  char* orig_src = slurp(argv[1]); char* tidal_src = slurp(argv[2]);
+  CK(cuModuleLoadData(&mo, orig_src)); CK(cuModuleLoadData(&mr, tidal_src));
   CK(cuMemAlloc(&part, TIDAL_PARTITION_BYTES(NSLOT))); CK(cuMemsetD8(part, 0, TIDAL_PARTITION_BYTES(NSLOT)));
   memset(&hp, 0, sizeof hp); hp.slot_mask = NSLOT - 1;
   size_t gsz; CK(cuModuleGetGlobal(&gctl, &gsz, mr, TIDAL_CTL_SYMBOL));
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   float ls_c_alloc = request(fc_ls, w_alloc, cargs, st);
   float ls_c_all = request(fc_ls, w_all, cargs, st);
   // green context of the same size
-  CUdevResource res, split[1], rem; unsigned nb = 1; float ls_green = -1; unsigned green_sms = 0;
+  CUdevResource res, split[1], rem; unsigned nb = 1; float ls_green = -1, ls_green_b = -1, ls_green_c = -1; unsigned green_sms = 0;
   if (cuDeviceGetDevResource(dev, &res, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS &&
       cuDevSmResourceSplitByCount(split, &nb, &res, &rem, 0, K) == CUDA_SUCCESS) {
     CUdevResourceDesc desc; CK(cuDevResourceGenerateDesc(&desc, split, 1));
@@ -141,6 +141,20 @@ int main(int argc, char** argv) {
     CUstream gs; CK(cuGreenCtxStreamCreate(&gs, g, CU_STREAM_NON_BLOCKING, 0));
     green_sms = split[0].sm.smCount;
     ls_green = request(fg, 264, gargs, gs);
+    // tidal inside the green context: hardware placement by the green context,
+    // the live mask on top (here all SMs, so this measures tidal's own cost)
+    CUmodule mrg; CK(cuModuleLoadData(&mrg, tidal_src));
+    CUfunction frg, fcg; CK(cuModuleGetFunction(&frg, mrg, "ls_fma")); CK(cuModuleGetFunction(&fcg, mrg, "ls_fma" TIDAL_RESHAPED_SUFFIX));
+    CUdeviceptr pg; CK(cuMemAlloc(&pg, TIDAL_PARTITION_BYTES(NSLOT))); CK(cuMemsetD8(pg, 0, TIDAL_PARTITION_BYTES(NSLOT)));
+    tidal_partition hg; memset(&hg, 0, sizeof hg); hg.slot_mask = NSLOT - 1;
+    for (int sm = 0; sm < nsm; sm++) hg.mask[sm / 64] |= 1ull << (sm % 64);
+    CK(cuMemcpyHtoD(pg, &hg, sizeof hg));
+    CUdeviceptr gctl_g; size_t gs_sz; CK(cuModuleGetGlobal(&gctl_g, &gs_sz, mrg, TIDAL_CTL_SYMBOL));
+    unsigned long long pgv = pg; CK(cuMemcpyHtoD(gctl_g, &pgv, 8));
+    int occg; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occg, fcg, 256, 0));
+    tidal_launch tlg{0, {264, 1, 1}, 1}; void* gcargs[] = {&go, &lsit, &tlg};
+    ls_green_b = request(frg, 264, gargs, gs);
+    ls_green_c = request(fcg, std::min(264u, (unsigned)(occg * split[0].sm.smCount)), gcargs, gs);
     CK(cuCtxSetCurrent(pctx));
   }
   printf("unmodified, all %d SMs:                %.3f\n", nsm, ls_all);
@@ -148,6 +162,8 @@ int main(int argc, char** argv) {
   printf("tidal case b (original grid), SMs 0..%d: %.3f  (%.3fx green)\n", K - 1, ls_b, ls_b / ls_green);
   printf("tidal case c, %u workers, SMs 0..%d:     %.3f  (%.3fx green)\n", w_alloc, K - 1, ls_c_alloc, ls_c_alloc / ls_green);
   printf("tidal case c, %u workers, SMs 0..%d:    %.3f  (%.3fx green)\n", w_all, K - 1, ls_c_all, ls_c_all / ls_green);
+  printf("tidal case b inside the green context:  %.3f  (%.3fx green)\n", ls_green_b, ls_green_b / ls_green);
+  printf("tidal case c inside the green context:  %.3f  (%.3fx green)\n", ls_green_c, ls_green_c / ls_green);
 
   // ---------------------------------------------------------------- 3. reaction
   printf("\n== re-mask reaction: all SMs -> SMs 0..65 while a kernel runs (GPU %%globaltimer)\n");
