@@ -17,7 +17,17 @@ dir=${2:?usage: configure.sh normal|asan DIR [MAIN_DIR]}
 extra=(${CMAKE_ARGS:-})
 case "$kind" in
   normal)
-    exec cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${extra[@]}" ;;
+    # Triton PTX generated at build time needs triton from PyPI: a venv in the
+    # build tree. Without it the committed Triton corpus still runs; say so.
+    triton=()
+    if [[ ${TIDAL_TRITON_CORPUS:-1} == 1 ]]; then
+      if py=$(scripts/triton-venv.sh "$dir/triton-venv"); then
+        triton=(-DTIDAL_TRITON_PYTHON="$py")
+      else
+        echo "configure: WARNING: no triton==3.6.0 from PyPI; the build-time Triton corpus is skipped" >&2
+      fi
+    fi
+    exec cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${triton[@]}" "${extra[@]}" ;;
   asan)
     main=${3:?configure.sh asan needs MAIN_DIR}
     main=$(realpath -m "$main")
