@@ -208,6 +208,11 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
                 }
             } else if (kind == FATBIN_KIND_PTX) {
                 if (flags & FATBIN_FLAG_ZSTD && csize) {
+                    if (csize > psize || dsize > ((uint64_t)1 << 30)) {
+                        fprintf(stderr, "%s: %s: malformed compressed PTX entry at offset %zu\n", c->file, where, e);
+                        c->err = 1;
+                        return;
+                    }
                     char *out = malloc(dsize + 1);
                     size_t got = out ? ZSTD_decompress(out, dsize, data, csize) : 0;
                     if (!out || ZSTD_isError(got)) {
