@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal.h"
+#include "cubin.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,6 +63,12 @@ static const char usage_text[] =
     "                   or refused with the reason, and registers added. FMT is text\n"
     "                   (default) or json. Goes to standard output, or to standard\n"
     "                   error when the PTX itself goes to standard output.\n"
+    "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
+    "                   sm_90a) instead of PTX to the -o file, compiled in process by\n"
+    "                   nvJitLink when libnvJitLink can be loaded, else by the ptxas\n"
+    "                   executable ($TIDAL_REAL_PTXAS or /usr/local/cuda/bin/ptxas);\n"
+    "                   standard error says which. TIDAL_CUBIN_BACKEND=ptxas|nvjitlink\n"
+    "                   forces one. (libnvptxcompiler is not used by this build.)\n"
     "  --stats          per function: instructions, basic blocks, barriers, calls and\n"
     "                   special-register reads (%ctaid, %smid, ...)\n"
     "  --help           show this help\n"
@@ -91,6 +98,8 @@ int main(int argc, char **argv) {
     size_t npipe = 0;
     bool stats = false, dump_cfg = false;
     int report = 0; /* 0 none, 1 text, 2 json */
+    bool cubin = false;
+    const char *cubin_arch = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -139,6 +148,9 @@ int main(int argc, char **argv) {
             report = 2;
         } else if (!strncmp(a, "--report=", 9)) {
             return usage_error("unknown report format '%s' (text or json)", a + 9);
+        } else if (!strcmp(a, "--cubin") || !strncmp(a, "--cubin=", 8)) {
+            cubin = true;
+            cubin_arch = a[7] == '=' ? a + 8 : NULL;
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -150,6 +162,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!in) return usage_error("no input file%s", "");
+    if (cubin && !out) return usage_error("--cubin needs -o FILE%s", "");
     if (!out && !stats && !dump_cfg && !report) out = "-";
 
     size_t len;
@@ -195,6 +208,38 @@ int main(int argc, char **argv) {
         ptx_diag_print(&d, stderr);
         ptx_module_free(m);
         return 1;
+    }
+    if (out && cubin) {
+        size_t plen;
+        char *text = ptx_print_to_string(m, &plen);
+        const char *arch = cubin_arch ? cubin_arch : m->target;
+        if (!text) ptx_ice("cannot print the module");
+        if (!arch[0]) {
+            free(text);
+            ptx_module_free(m);
+            return usage_error("--cubin: the module has no .target; give --cubin=ARCH%s", "");
+        }
+        void *bin = NULL;
+        size_t blen = 0;
+        char backend[256], err[4096];
+        int crc = tidal_ptx_to_cubin(text, plen, arch, &bin, &blen, backend, sizeof backend, err, sizeof err);
+        free(text);
+        if (crc) {
+            fprintf(stderr, "tidal-opt: cannot compile '%s' for %s: %s\n", name, arch, err);
+            ptx_module_free(m);
+            return 1;
+        }
+        fprintf(stderr, "tidal-opt: cubin for %s by %s\n", arch, backend);
+        FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
+        int werr = !f || fwrite(bin, 1, blen, f) != blen;
+        if (f && (f != stdout ? fclose(f) : fflush(f))) werr = 1;
+        free(bin);
+        ptx_module_free(m);
+        if (werr) {
+            fprintf(stderr, "tidal-opt: cannot write '%s': %s\n", out, strerror(errno));
+            return 1;
+        }
+        return 0;
     }
     if (out) {
         FILE *f = strcmp(out, "-") ? fopen(out, "wb") : stdout;

@@ -1,0 +1,155 @@
+/* cubin.c — PTX to cubin: nvJitLink (dlopen'ed, so the drivers need no CUDA
+ * library to run) or, when it is missing, the ptxas executable. The static
+ * libnvptxcompiler is not linked in this build (it is absent from the build
+ * machine's toolkit; see docs/design.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "cubin.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef void *nvjl_handle;
+typedef int (*nvjl_create_fn)(nvjl_handle *, unsigned, const char **);
+typedef int (*nvjl_add_fn)(nvjl_handle, int, const void *, size_t, const char *);
+typedef int (*nvjl_complete_fn)(nvjl_handle);
+typedef int (*nvjl_size_fn)(nvjl_handle, size_t *);
+typedef int (*nvjl_get_fn)(nvjl_handle, void *);
+typedef int (*nvjl_log_fn)(nvjl_handle, char *);
+typedef int (*nvjl_destroy_fn)(nvjl_handle *);
+enum { NVJITLINK_INPUT_PTX = 2 }; /* nvJitLinkInputType in nvJitLink.h (CUDA 13) */
+
+static int by_nvjitlink(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len, char *backend,
+                        size_t bsize, char *err, size_t esize) {
+    static const char *const libs[] = {"libnvJitLink.so.13", "libnvJitLink.so", "/usr/local/cuda/lib64/libnvJitLink.so.13",
+                                       "/usr/local/cuda/lib64/libnvJitLink.so", NULL};
+    void *lib = NULL;
+    const char *name = NULL;
+    for (int i = 0; libs[i] && !lib; i++) lib = dlopen(name = libs[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(err, esize, "nvJitLink is not available (%s)", dlerror());
+        return 1; /* not an error of the input: try the next backend */
+    }
+    nvjl_create_fn create = (nvjl_create_fn)dlsym(lib, "nvJitLinkCreate");
+    nvjl_add_fn add = (nvjl_add_fn)dlsym(lib, "nvJitLinkAddData");
+    nvjl_complete_fn complete = (nvjl_complete_fn)dlsym(lib, "nvJitLinkComplete");
+    nvjl_size_fn size = (nvjl_size_fn)dlsym(lib, "nvJitLinkGetLinkedCubinSize");
+    nvjl_get_fn get = (nvjl_get_fn)dlsym(lib, "nvJitLinkGetLinkedCubin");
+    nvjl_size_fn log_size = (nvjl_size_fn)dlsym(lib, "nvJitLinkGetErrorLogSize");
+    nvjl_log_fn get_log = (nvjl_log_fn)dlsym(lib, "nvJitLinkGetErrorLog");
+    nvjl_destroy_fn destroy = (nvjl_destroy_fn)dlsym(lib, "nvJitLinkDestroy");
+    if (!create || !add || !complete || !size || !get || !log_size || !get_log || !destroy) {
+        snprintf(err, esize, "%s lacks the nvJitLink entry points", name);
+        dlclose(lib);
+        return 1;
+    }
+    char opt[64];
+    snprintf(opt, sizeof opt, "-arch=%s", arch);
+    const char *opts[] = {opt};
+    nvjl_handle h = NULL;
+    int rc = -1;
+    if (create(&h, 1, opts)) {
+        snprintf(err, esize, "nvJitLinkCreate failed for %s", opt);
+        dlclose(lib);
+        return -1;
+    }
+    if (add(h, NVJITLINK_INPUT_PTX, ptx, len, "tidal.ptx") || complete(h)) {
+        size_t n = 0;
+        char *log = NULL;
+        if (!log_size(h, &n) && n && (log = malloc(n + 1)) && !get_log(h, log)) {
+            log[n] = 0;
+            snprintf(err, esize, "nvJitLink: %s", log);
+        } else {
+            snprintf(err, esize, "nvJitLink rejected the PTX");
+        }
+        free(log);
+    } else {
+        size_t n = 0;
+        void *buf = NULL;
+        if (!size(h, &n) && (buf = malloc(n ? n : 1)) && !get(h, buf)) {
+            *out = buf;
+            *out_len = n;
+            snprintf(backend, bsize, "nvJitLink (%s)", name);
+            rc = 0;
+        } else {
+            free(buf);
+            snprintf(err, esize, "nvJitLink produced no cubin");
+        }
+    }
+    destroy(&h);
+    /* not dlclose'd: nvJitLink keeps allocations in its globals, which would
+     * look leaked once the library is unmapped */
+    return rc;
+}
+
+static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len, char *backend,
+                    size_t bsize, char *err, size_t esize) {
+    const char *ptxas = getenv("TIDAL_REAL_PTXAS");
+    if (!ptxas || !*ptxas) ptxas = "/usr/local/cuda/bin/ptxas";
+    const char *tmp = getenv("TMPDIR");
+    char dir[4096], in[4160], obj[4160];
+    snprintf(dir, sizeof dir, "%s/tidal-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        snprintf(err, esize, "cannot create a temporary directory: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(in, sizeof in, "%s/in.ptx", dir);
+    snprintf(obj, sizeof obj, "%s/out.cubin", dir);
+    int rc = -1;
+    FILE *f = fopen(in, "wb");
+    if (!f || fwrite(ptx, 1, len, f) != len || fclose(f)) {
+        snprintf(err, esize, "cannot write '%s': %s", in, strerror(errno));
+        goto done;
+    }
+    char archopt[64];
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(ptxas, ptxas, archopt, in, "-o", obj, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        snprintf(err, esize, "%s %s failed (exit %d)", ptxas, archopt, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        goto done;
+    }
+    FILE *c = fopen(obj, "rb");
+    if (!c) {
+        snprintf(err, esize, "ptxas wrote no cubin");
+        goto done;
+    }
+    fseek(c, 0, SEEK_END);
+    long n = ftell(c);
+    rewind(c);
+    void *buf = n > 0 ? malloc((size_t)n) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, c) == (size_t)n) {
+        *out = buf;
+        *out_len = (size_t)n;
+        snprintf(backend, bsize, "ptxas (%s)", ptxas);
+        rc = 0;
+    } else {
+        free(buf);
+        snprintf(err, esize, "cannot read ptxas's cubin");
+    }
+    fclose(c);
+done:
+    unlink(in);
+    unlink(obj);
+    rmdir(dir);
+    return rc;
+}
+
+int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len,
+                       char *backend, size_t backend_size, char *err, size_t err_size) {
+    const char *force = getenv("TIDAL_CUBIN_BACKEND");
+    if (force && !strcmp(force, "ptxas"))
+        return by_ptxas(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
+    int rc = by_nvjitlink(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
+    if (rc <= 0 || (force && !strcmp(force, "nvjitlink"))) return rc ? -1 : 0;
+    return by_ptxas(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
+}
