@@ -63,24 +63,39 @@ static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s) {
     return ci < s->nops ? s->ops[ci].tok_begin : UINT32_MAX;
 }
 
-/* Facts of a function and everything it may call (indirect calls: any function). */
+static void facts_empty(tidal_facts *x) {
+    memset(x, 0, sizeof *x);
+    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = UINT32_MAX;
+}
+
+static const tidal_facts *closure(ctx *c, func_info *fi);
+
+/* What a call statement may run: its callee and everything that calls, or for
+ * an indirect call every .func of the module. */
+static void callee_facts(ctx *c, const ptx_stmt *s, tidal_facts *out) {
+    facts_empty(out);
+    uint32_t ct = callee_operand(c->m, s);
+    if (ct == UINT32_MAX) return;
+    if (c->m->src[c->m->toks[ct].off] == '%') {
+        for (uint32_t k = 0; k < c->nf; k++)
+            if (!c->fi[k].f->is_entry) tidal_facts_merge(out, closure(c, &c->fi[k]));
+    } else {
+        func_info *callee = info_of(c, ct);
+        if (callee && callee->f->has_body) tidal_facts_merge(out, closure(c, callee));
+    }
+}
+
+/* Facts of a function and everything it may call. */
 static const tidal_facts *closure(ctx *c, func_info *fi) {
     if (fi->closure_done || fi->visiting) return &fi->closure;
     fi->visiting = true;
     fi->closure = fi->local;
-    const ptx_module *m = c->m;
     for (uint32_t i = 0; i < fi->f->nstmts; i++) {
         const ptx_stmt *s = &fi->f->stmts[i];
         if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_CALL) continue;
-        uint32_t ct = callee_operand(m, s);
-        if (ct == UINT32_MAX) continue;
-        if (m->src[m->toks[ct].off] == '%') {
-            for (uint32_t k = 0; k < c->nf; k++)
-                if (!c->fi[k].f->is_entry) tidal_facts_merge(&fi->closure, closure(c, &c->fi[k]));
-        } else {
-            func_info *callee = info_of(c, ct);
-            if (callee && callee->f->has_body) tidal_facts_merge(&fi->closure, closure(c, callee));
-        }
+        tidal_facts cf;
+        callee_facts(c, s, &cf);
+        tidal_facts_merge(&fi->closure, &cf);
     }
     fi->visiting = false;
     fi->closure_done = true;
@@ -93,15 +108,9 @@ static bool stmt_barrier(ctx *c, const ptx_func *f, uint32_t i) {
     if (s->kind != PTX_ST_INSTR) return false;
     if (s->op_class == PTX_OP_BARRIER) return true;
     if (s->op_class != PTX_OP_CALL) return false;
-    uint32_t ct = callee_operand(c->m, s);
-    if (ct == UINT32_MAX) return false;
-    if (c->m->src[c->m->toks[ct].off] == '%') {
-        for (uint32_t k = 0; k < c->nf; k++)
-            if (!c->fi[k].f->is_entry && closure(c, &c->fi[k])->cta_barrier) return true;
-        return false;
-    }
-    func_info *callee = info_of(c, ct);
-    return callee && callee->f->has_body && closure(c, callee)->cta_barrier;
+    tidal_facts cf;
+    callee_facts(c, s, &cf);
+    return cf.cta_barrier;
 }
 
 /* ------------------------------------------------------------ text building */
@@ -149,20 +158,27 @@ static char *substitute_sregs(ctx *c, const ptx_stmt *s, bool *changed) {
     return b.p;
 }
 
-/* `[@p] ret[.uni];` / `exit;` → `[@p] bra[.uni] $tdl_next;` */
-static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
-    const ptx_module *m = c->m;
+/* "@p " / "@!p " / "" (always allocated). */
+static char *guard_prefix(ctx *c, const ptx_stmt *s) {
     sbuf b = {0};
+    sb_str(&b, "");
     if (s->guard_tok >= 0) {
+        const ptx_token *g = &c->m->toks[s->guard_tok];
         sb_str(&b, s->guard_neg ? "@!" : "@");
-        const ptx_token *g = &m->toks[s->guard_tok];
-        sb_put(&b, m->src + g->off, g->len);
+        sb_put(&b, c->m->src + g->off, g->len);
         sb_str(&b, " ");
     }
-    const ptx_token *ot = &m->toks[s->opcode_tok];
-    bool uni = ot->len >= 4 && !memcmp(m->src + ot->off + ot->len - 4, ".uni", 4);
-    sb_str(&b, uni ? "bra.uni \t$tdl_next;" : "bra \t$tdl_next;");
     return b.p;
+}
+
+/* `[@p] ret[.uni];` / `exit;` → `[@p] bra[.uni] $tdl_next;` */
+static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
+    const ptx_token *ot = &c->m->toks[s->opcode_tok];
+    bool uni = ot->len >= 4 && !memcmp(c->m->src + ot->off + ot->len - 4, ".uni", 4);
+    char *g = guard_prefix(c, s);
+    char *t = ptx_fmt(c->m, "%s%s", g, uni ? "bra.uni \t$tdl_next;" : "bra \t$tdl_next;");
+    free(g);
+    return t;
 }
 
 /* The inserted PTX lives in tidal_code.c. */
@@ -176,8 +192,7 @@ static char *tok_line(ctx *c, uint32_t t) {
     return ptx_fmt(c->m, "line %u: '%s'", c->m->toks[t].line, name);
 }
 
-static void refuse(ctx *c, tidal_kernel_report *r, const char *reason, const char *detail) {
-    (void)c;
+static void refuse(tidal_kernel_report *r, const char *reason, const char *detail) {
     r->verdict = TIDAL_REFUSED;
     r->reason = reason;
     r->detail = detail;
@@ -223,32 +238,32 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     const ptx_module *m = c->m;
     const tidal_facts *x = closure(c, fi);
     if (m->address_size != 64) {
-        refuse(c, r, "address-size", "only .address_size 64 modules are rewritten");
+        refuse(r, "address-size", "only .address_size 64 modules are rewritten");
         return false;
     }
     if (m->version_major < 6 || (m->version_major == 6 && m->version_minor < 2)) {
-        refuse(c, r, "ptx-version", ptx_fmt(c->m, "PTX %u.%u is older than 6.2 (tidal's code needs .relaxed "
+        refuse(r, "ptx-version", ptx_fmt(c->m, "PTX %u.%u is older than 6.2 (tidal's code needs .relaxed "
                                                   "atomics, barrier.red and nanosleep)",
                                            m->version_major, m->version_minor));
         return false;
     }
     unsigned sm = 0;
     if (sscanf(m->target, "sm_%u", &sm) != 1 || sm < 70) {
-        refuse(c, r, "target", ptx_fmt(c->m, "target '%s' is older than sm_70 (needs .relaxed atomics)",
+        refuse(r, "target", ptx_fmt(c->m, "target '%s' is older than sm_70 (needs .relaxed atomics)",
                                       m->target[0] ? m->target : "(none)"));
         return false;
     }
     if (x->cluster_tok != UINT32_MAX) {
-        refuse(c, r, "clusters", ptx_fmt(c->m, "uses thread-block clusters (%s)", tok_line(c, x->cluster_tok)));
+        refuse(r, "clusters", ptx_fmt(c->m, "uses thread-block clusters (%s)", tok_line(c, x->cluster_tok)));
         return false;
     }
     if (x->envreg_tok != UINT32_MAX) {
-        refuse(c, r, "cooperative-launch",
+        refuse(r, "cooperative-launch",
                ptx_fmt(c->m, "reads the launch environment, as grid-wide sync does (%s)", tok_line(c, x->envreg_tok)));
         return false;
     }
     if (x->devlaunch_tok != UINT32_MAX) {
-        refuse(c, r, "device-launch",
+        refuse(r, "device-launch",
                ptx_fmt(c->m, "launches kernels from the device (%s)", tok_line(c, x->devlaunch_tok)));
         return false;
     }
@@ -256,22 +271,22 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     {
         size_t from = m->toks[f->tok_begin].off, to = m->toks[f->tok_end - 1].off + m->toks[f->tok_end - 1].len;
         if (memchr(m->src + from, 0, to - from)) {
-            refuse(c, r, "nul-byte", "the kernel's text holds a NUL byte (in a comment)");
+            refuse(r, "nul-byte", "the kernel's text holds a NUL byte (in a comment)");
             return false;
         }
     }
     if (c->already_ran) {
-        refuse(c, r, "name-collision", "the tidal pass already rewrote this module (it ran twice in one pipeline)");
+        refuse(r, "name-collision", "the tidal pass already rewrote this module (it ran twice in one pipeline)");
         return false;
     }
     if (c->module_prefix_tok != UINT32_MAX) {
-        refuse(c, r, "name-collision",
+        refuse(r, "name-collision",
                ptx_fmt(c->m, "the module already uses a name reserved for tidal (%s); was it rewritten before?",
                        tok_line(c, c->module_prefix_tok)));
         return false;
     }
     if (x->prefix_tok != UINT32_MAX) {
-        refuse(c, r, "name-collision",
+        refuse(r, "name-collision",
                ptx_fmt(c->m, "uses a name reserved for tidal (%s)", tok_line(c, x->prefix_tok)));
         return false;
     }
@@ -279,24 +294,15 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     for (uint32_t i = 0; i < f->nstmts; i++) {
         const ptx_stmt *s = &f->stmts[i];
         if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_CALL) continue;
-        uint32_t ct = callee_operand(m, s);
-        if (ct == UINT32_MAX) continue;
         tidal_facts cf;
-        memset(&cf, 0, sizeof cf);
-        if (m->src[m->toks[ct].off] == '%') {
-            for (uint32_t k = 0; k < c->nf; k++)
-                if (!c->fi[k].f->is_entry) tidal_facts_merge(&cf, closure(c, &c->fi[k]));
-        } else {
-            func_info *callee = info_of(c, ct);
-            if (callee && callee->f->has_body) cf = *closure(c, callee);
-        }
+        callee_facts(c, s, &cf);
         if (cf.exit_instr) {
-            refuse(c, r, "exit-in-callee",
+            refuse(r, "exit-in-callee",
                    ptx_fmt(c->m, "calls a function that may execute 'exit' (%s)", tok_line(c, s->opcode_tok)));
             return false;
         }
         if (cf.reads_ctaid) {
-            refuse(c, r, "callee-reads-ctaid",
+            refuse(r, "callee-reads-ctaid",
                    ptx_fmt(c->m, "calls a function that reads %%ctaid/%%nctaid (%s)", tok_line(c, s->opcode_tok)));
             return false;
         }
@@ -311,7 +317,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             int comp;
             ptx_sreg sr = ptx_sreg_classify(m->src + k->off, k->len, &comp);
             if ((sr == PTX_SREG_CTAID || sr == PTX_SREG_NCTAID) && comp < 0) {
-                refuse(c, r, "ctaid-vector",
+                refuse(r, "ctaid-vector",
                        ptx_fmt(c->m, "reads %%ctaid/%%nctaid as a vector (%s)", tok_line(c, t)));
                 return false;
             }
@@ -324,7 +330,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         ptx_diag_init(&cd, m->file);
         ptx_cfg *cfg = ptx_cfg_build(f, &cd);
         if (!cfg) {
-            refuse(c, r, "bad-control-flow", ptx_fmt(c->m, "line %u: %s", cd.line, cd.msg));
+            refuse(r, "bad-control-flow", ptx_fmt(c->m, "line %u: %s", cd.line, cd.msg));
             return false;
         }
         /* Exited threads wait at tidal's barrier instead of leaving, so a full
@@ -367,12 +373,12 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             pl->funnel = true;
             pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
         } else if (conv_full) {
-            refuse(c, r, "barrier-ids",
+            refuse(r, "barrier-ids",
                    ptx_fmt(c->m, "no barrier id is free for tidal and exits are not convergent (%s)",
                            tok_line(c, why_all)));
             return false;
         } else {
-            refuse(c, r, "divergent-exit",
+            refuse(r, "divergent-exit",
                    ptx_fmt(c->m, "a thread may leave while others still reach a full barrier, and the kernel "
                                  "has counted, arrive, reduction or called barriers the funnel cannot take (%s)",
                            tok_line(c, why)));
@@ -424,17 +430,6 @@ static char *with_bar_id(const char *text, unsigned id) {
     return b.p;
 }
 
-static char *guard_prefix(ctx *c, const ptx_stmt *s) {
-    sbuf b = {0};
-    sb_str(&b, "");
-    if (s->guard_tok >= 0) {
-        const ptx_token *g = &c->m->toks[s->guard_tok];
-        sb_str(&b, s->guard_neg ? "@!" : "@");
-        sb_put(&b, c->m->src + g->off, g->len);
-        sb_str(&b, " ");
-    }
-    return b.p;
-}
 
 static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
 static const char direct_copy_end[] = "\t}\n// tidal: end of the original body";
@@ -474,9 +469,7 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
                 ptx_stmt_set_text(f, i, t);
                 free(g);
             } else {
-                char *t = exit_to_branch(c, s);
-                ptx_stmt_set_text(f, i, t);
-                free(t);
+                ptx_stmt_set_text(f, i, exit_to_branch(c, s));
             }
             continue;
         }
@@ -657,9 +650,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         c.fi[i].f = ptx_func_at(m, i);
         if (c.fi[i].f->has_body) tidal_facts_local(c.fi[i].f, &c.fi[i].local);
         else {
-            memset(&c.fi[i].local, 0, sizeof c.fi[i].local);
-            c.fi[i].local.cluster_tok = c.fi[i].local.envreg_tok = c.fi[i].local.devlaunch_tok =
-                c.fi[i].local.prefix_tok = UINT32_MAX;
+            facts_empty(&c.fi[i].local);
         }
         nk += c.fi[i].f->is_entry && c.fi[i].f->has_body;
     }
@@ -685,12 +676,10 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         }
     }
     bool any = false;
-    uint32_t k = 0;
     for (uint32_t i = 0; i < c.nf; i++) {
         if (!ok[i]) continue;
         any = true;
         rewrite_body(&c, c.fi[i].f, &plans[i]);
-        (void)k;
     }
     if (any) {
         /* clones go right after their originals; find item indices */

@@ -46,6 +46,14 @@ static uint32_t reg_slot(reg_map *rm, uint32_t t) {
  * uniform in the map. */
 static bool is_reg(const ptx_module *m, uint32_t t) { return m->toks[t].kind == PTX_TK_IDENT; }
 
+/* Is the branch that ends block statement t divergent (guard or brx.idx index)? */
+static bool branch_divergent(const ptx_module *m, reg_map *rm, const ptx_stmt *t) {
+    if (t->kind != PTX_ST_INSTR) return false;
+    if (t->guard_tok >= 0 && rm->divergent[reg_slot(rm, (uint32_t)t->guard_tok)]) return true;
+    return t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin) &&
+           rm->divergent[reg_slot(rm, t->ops[0].tok_begin)];
+}
+
 /* Special registers that differ between threads of one CTA. */
 static bool sreg_divergent(ptx_sreg r) {
     switch (r) {
@@ -224,12 +232,7 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
         for (uint32_t b = 0; b < nb; b++) {
             const ptx_block *bb = &cfg->blocks[b];
             if (bb->nsucc < 2) continue;
-            const ptx_stmt *t = &f->stmts[bb->last];
-            bool dv = false;
-            if (t->kind == PTX_ST_INSTR && t->guard_tok >= 0) dv = rm.divergent[reg_slot(&rm, (uint32_t)t->guard_tok)];
-            if (t->kind == PTX_ST_INSTR && t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin))
-                dv = dv || rm.divergent[reg_slot(&rm, t->ops[0].tok_begin)];
-            if (dv) mark_influence(cfg, b, ipdom, div, wl);
+            if (branch_divergent(m, &rm, &f->stmts[bb->last])) mark_influence(cfg, b, ipdom, div, wl);
         }
         for (uint32_t b = 0; b < nb; b++) ur[b] = div[b] != 2;
         for (uint32_t b = 0; b < nb; b++) {
@@ -270,10 +273,7 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
         const ptx_block *bb = &cfg->blocks[b];
         if (bb->nsucc < 2) continue;
         const ptx_stmt *t = &f->stmts[bb->last];
-        bool dv = t->kind == PTX_ST_INSTR && t->guard_tok >= 0 && rm.divergent[reg_slot(&rm, (uint32_t)t->guard_tok)];
-        if (t->kind == PTX_ST_INSTR && t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin))
-            dv = dv || rm.divergent[reg_slot(&rm, t->ops[0].tok_begin)];
-        if (!dv || !ur[b]) continue;
+        if (!ur[b] || !branch_divergent(m, &rm, t)) continue;
         memset(div, 0, nb);
         mark_influence(cfg, b, ipdom, div, wl);
         bool has_barrier = false, has_exit = false;
@@ -304,14 +304,7 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
         }
         if (!to_r || !to_out) continue;
         const ptx_stmt *t = &f->stmts[bb->last];
-        bool uniform = ur[b];
-        if (uniform && t->kind == PTX_ST_INSTR) {
-            if (t->guard_tok >= 0 && rm.divergent[reg_slot(&rm, (uint32_t)t->guard_tok)]) uniform = false;
-            if (t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin) &&
-                rm.divergent[reg_slot(&rm, t->ops[0].tok_begin)])
-                uniform = false;
-        }
-        if (!uniform) {
+        if (!ur[b] || branch_divergent(m, &rm, t)) {
             ok = false;
             *why_tok = t->kind == PTX_ST_INSTR ? t->opcode_tok : t->tok_begin;
         }
