@@ -4,6 +4,7 @@
  * machine's toolkit; see docs/design.md). */
 #define _POSIX_C_SOURCE 200809L
 #include "cubin.h"
+#include "exec.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef void *nvjl_handle;
@@ -89,8 +89,7 @@ static int by_nvjitlink(const char *ptx, size_t len, const char *arch, void **ou
 
 static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len, char *backend,
                     size_t bsize, char *err, size_t esize) {
-    const char *ptxas = getenv("TIDAL_REAL_PTXAS");
-    if (!ptxas || !*ptxas) ptxas = "/usr/local/cuda/bin/ptxas";
+    const char *ptxas = tidal_real_ptxas();
     const char *tmp = getenv("TMPDIR");
     char dir[4096], in[4160], obj[4160];
     snprintf(dir, sizeof dir, "%s/tidal-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -108,14 +107,10 @@ static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, s
     }
     char archopt[64];
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl(ptxas, ptxas, archopt, in, "-o", obj, (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-        snprintf(err, esize, "%s %s failed (exit %d)", ptxas, archopt, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    char *argv[] = {(char *)ptxas, archopt, in, "-o", obj, NULL};
+    int prc = tidal_run_ptxas("tidal-opt", argv);
+    if (prc) {
+        snprintf(err, esize, "%s %s failed (exit %d)", ptxas, archopt, prc);
         goto done;
     }
     FILE *c = fopen(obj, "rb");

@@ -66,7 +66,7 @@ static const char usage_text[] =
     "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
     "                   sm_90a) instead of PTX to the -o file, compiled in process by\n"
     "                   nvJitLink when libnvJitLink can be loaded, else by the ptxas\n"
-    "                   executable ($TIDAL_REAL_PTXAS or /usr/local/cuda/bin/ptxas);\n"
+    "                   executable ($TIDAL_REAL_PTXAS, $CUDA_HOME/bin, /usr/local/cuda);\n"
     "                   standard error says which. TIDAL_CUBIN_BACKEND=ptxas|nvjitlink\n"
     "                   forces one. (libnvptxcompiler is not used by this build.)\n"
     "  --stats          per function: instructions, basic blocks, barriers, calls and\n"

@@ -8,13 +8,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal.h"
+#include "exec.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage_text[] =
@@ -38,34 +38,6 @@ static const char usage_text[] =
     "Use with Triton: TRITON_PTXAS_PATH=/path/to/tidal-ptxas\n"
     "exit status: that of the real ptxas; 2 for tidal-ptxas usage errors; 127 when the\n"
     "real ptxas cannot be run.\n";
-
-static const char *real_ptxas(char *buf, size_t size) {
-    const char *env = getenv("TIDAL_REAL_PTXAS");
-    if (env && *env) return env;
-    const char *cuda = getenv("CUDA_HOME");
-    if (cuda && *cuda) {
-        snprintf(buf, size, "%s/bin/ptxas", cuda);
-        if (access(buf, X_OK) == 0) return buf;
-    }
-    return "/usr/local/cuda/bin/ptxas";
-}
-
-static int run(const char *prog, char **argv) {
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "tidal-ptxas: fork: %s\n", strerror(errno));
-        return 127;
-    }
-    if (pid == 0) {
-        execv(prog, argv);
-        fprintf(stderr, "tidal-ptxas: cannot run the real ptxas '%s': %s\n", prog, strerror(errno));
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -127,8 +99,7 @@ static char *rewrite(const char *in, FILE *report) {
 }
 
 int main(int argc, char **argv) {
-    char buf[4096];
-    const char *ptxas = real_ptxas(buf, sizeof buf);
+    const char *ptxas = tidal_real_ptxas();
     bool off = false;
     const char *report_path = NULL;
     char **args = calloc((size_t)argc + 1, sizeof *args);
@@ -169,7 +140,7 @@ int main(int argc, char **argv) {
         if (report) fclose(report);
         if (tmp) args[input] = tmp;
     }
-    int rc = run(ptxas, args);
+    int rc = tidal_run_ptxas("tidal-ptxas", args);
     if (tmp) {
         unlink(tmp);
         char *slash = strrchr(tmp, '/');
