@@ -84,3 +84,18 @@ else:
     config.substitutions.append(("%corpus_build", config.corpus_build_dir))
     config.substitutions.append(("%corpus_src", config.corpus_src_dir))
     config.substitutions.append(("%srcroot", config.tidal_src_root))
+
+    # tidal-nvcc (test/lit/nvcc): the real nvcc sits next to ptxas; the
+    # runtime libraries (libtidal.a, libtidal_cudart.a) are in <build>/lib once
+    # built, which the feature `libtidal` says.
+    _nvcc = os.path.join(os.path.dirname(config.ptxas), "nvcc") if config.ptxas else ""
+    if _nvcc and os.access(_nvcc, os.X_OK):
+        config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", _nvcc or "false"))
+    config.substitutions.append(("%objroot", config.tidal_obj_root))
+    _rt = os.path.join(config.tidal_obj_root, "lib")
+    if all(os.path.exists(os.path.join(_rt, f)) for f in ("libtidal.a", "libtidal_cudart.a")):
+        config.available_features.add("libtidal")
+    import shutil
+    if shutil.which("cmake"):
+        config.available_features.add("cmake")

@@ -1,0 +1,238 @@
+/* nvcc_wrap.c — the cicc / ptxas / fatbinary personalities of tidal-nvcc
+ * (see nvcc_wrap.h). */
+#include "nvcc_wrap.h"
+#include "nvcc_proc.h"
+#include "ptx.h"
+#include "tidal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *priv_dir(void) { return getenv(NVCC_ENV_PRIV); }
+
+/* A malloc'd formatted string (like asprintf). */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!s) ptx_ice("out of memory");
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* <priv>/.tidal-done/<dev>-<ino>: the file with that identity was written by cicc in
+ * this run and is already rewritten. */
+static char *done_path(const struct stat *st) {
+    return fmt("%s/.tidal-done/%llx-%llx", priv_dir(), (unsigned long long)st->st_dev,
+               (unsigned long long)st->st_ino);
+}
+
+static bool is_done(const char *path) {
+    struct stat st;
+    if (stat(path, &st)) return false;
+    char *mark = done_path(&st);
+    bool done = access(mark, F_OK) == 0;
+    free(mark);
+    return done;
+}
+
+/* Appends the report in one write(): nvcc --threads runs tools in parallel. */
+static void append_report(const tidal_report *rep) {
+    const char *path = getenv(NVCC_ENV_REPORT);
+    if (!path || !*path) return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return;
+    tidal_report_print_text(rep, mem);
+    fclose(mem);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
+    if (fd < 0 || write(fd, text, len) != (ssize_t)len)
+        fprintf(stderr, "tidal-nvcc: warning: cannot append to the report '%s': %s\n", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    free(text);
+}
+
+/* Rewrites PTX file `in` into `out` (written through a temporary file in out's
+ * directory and renamed, so `out` may equal `in`). `shown` names the file in
+ * messages. Returns 0 on success, 1 when the input is left as it is (reason
+ * printed: tidal cannot parse it), -1 on an I/O error (printed). */
+static int rewrite_file(const char *in, const char *out, const char *shown) {
+    size_t len;
+    char *src = ptx_read_file(in, &len);
+    if (!src) {
+        fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));
+        return -1;
+    }
+    ptx_diag d;
+    ptx_module *m = ptx_parse(shown, src, len, &d);
+    free(src);
+    if (!m) {
+        fputs("tidal-nvcc: warning: ", stderr);
+        ptx_diag_print(&d, stderr);
+        fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
+        return 1;
+    }
+    tidal_report rep;
+    if (tidal_run(m, NULL, &rep, &d)) {
+        fputs("tidal-nvcc: warning: ", stderr);
+        ptx_diag_print(&d, stderr);
+        fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
+        ptx_module_free(m);
+        return 1;
+    }
+    append_report(&rep);
+    size_t n = strlen(out) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) ptx_ice("out of memory");
+    snprintf(tmp, n, "%s.tidal-XXXXXX", out);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    int bad = !f || ptx_print(m, f);
+    if (f && fclose(f)) bad = 1;
+    else if (!f && fd >= 0) close(fd);
+    ptx_module_free(m);
+    if (!bad) {
+        /* keep the permissions the file had (mkstemp makes it 0600) */
+        struct stat st;
+        mode_t mode = stat(in, &st) == 0 ? (st.st_mode & 07777) : 0644;
+        if (chmod(tmp, mode) || rename(tmp, out)) bad = 1;
+    }
+    if (bad) {
+        fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", out, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+static void mark_done(const char *path) {
+    struct stat st;
+    if (stat(path, &st)) return;
+    char *mark = done_path(&st);
+    int fd = open(mark, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0) close(fd);
+    free(mark);
+}
+
+/* The rewritten copy of a user's PTX file `in`: <priv>/.tidal-user/<dev>-<ino>/<name>,
+ * made once per run and shared by every tool call that reads `in`. Returns a
+ * malloc'd path, or NULL when `in` is to be used as it is. */
+static char *user_copy(const char *in) {
+    struct stat st;
+    if (stat(in, &st)) return NULL; /* the tool reports the missing file */
+    const char *base = strrchr(in, '/');
+    base = base ? base + 1 : in;
+    char *dir = fmt("%s/.tidal-user/%llx-%llx", priv_dir(), (unsigned long long)st.st_dev,
+                    (unsigned long long)st.st_ino);
+    char *copy = fmt("%s/%s", dir, base), *failed = fmt("%s/.unchanged", dir);
+    char *result = NULL;
+    if (access(copy, F_OK) == 0) {
+        result = copy;
+    } else if (access(failed, F_OK) == 0) {
+        /* tidal could not parse it earlier in this run: warned once already */
+    } else if (mkdir(dir, 0700) && errno != EEXIST) {
+        fprintf(stderr, "tidal-nvcc: error: cannot create '%s': %s\n", dir, strerror(errno));
+        exit(1);
+    } else {
+        int r = rewrite_file(in, copy, in);
+        if (r < 0) exit(1);
+        if (r == 0) {
+            result = copy;
+        } else {
+            int fd = open(failed, O_WRONLY | O_CREAT, 0600);
+            if (fd >= 0) close(fd);
+        }
+    }
+    if (result != copy) free(copy);
+    free(failed);
+    free(dir);
+    return result;
+}
+
+static int exec_real(const char *tool, char **argv) {
+    const char *bin = getenv(NVCC_ENV_REAL_BIN);
+    char *path = fmt("%s/%s", bin && *bin ? bin : "/usr/local/cuda/bin", tool);
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "tidal-nvcc: error: cannot run '%s': %s\n", path, strerror(errno));
+    free(path);
+    return 127;
+}
+
+static int wrap_cicc(int argc, char **argv) {
+    const char *dir = getenv(NVCC_ENV_REAL_CICC), *bin = getenv(NVCC_ENV_REAL_BIN);
+    char *path = dir && *dir ? fmt("%s/cicc", dir)
+                             : fmt("%s/../nvvm/bin/cicc", bin && *bin ? bin : "/usr/local/cuda/bin");
+    const char *out = NULL;
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "-o")) out = argv[i + 1];
+    argv[0] = path;
+    int rc = nvcc_run(path, argv);
+    if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real cicc '%s'\n", path);
+    argv[0] = NULL;
+    free(path);
+    if (rc || !out || !ends_with(out, ".ptx")) return rc;
+    if (rewrite_file(out, out, out) < 0) return 1;
+    mark_done(out);
+    return 0;
+}
+
+static int wrap_ptxas(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool after_o = i > 1 && (!strcmp(argv[i - 1], "-o") || !strcmp(argv[i - 1], "--output-file"));
+        if (a[0] == '-' || after_o || !ends_with(a, ".ptx") || is_done(a)) continue;
+        char *copy = user_copy(a);
+        if (copy) argv[i] = copy; /* freed by exec */
+    }
+    return exec_real("ptxas", argv);
+}
+
+static int wrap_fatbinary(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--image3=", 9) || !strstr(a, "kind=ptx")) continue;
+        const char *file = strstr(a, "file=");
+        if (!file || is_done(file + 5)) continue;
+        char *copy = user_copy(file + 5);
+        if (!copy) continue;
+        size_t keep = (size_t)(file + 5 - a), n = keep + strlen(copy) + 1;
+        char *arg = malloc(n);
+        if (!arg) ptx_ice("out of memory");
+        snprintf(arg, n, "%.*s%s", (int)keep, a, copy);
+        free(copy);
+        argv[i] = arg;
+    }
+    return exec_real("fatbinary", argv);
+}
+
+int nvcc_wrap_main(int argc, char **argv, int *rc) {
+    const char *priv = priv_dir();
+    if (!priv || !*priv || argc < 1) return 0;
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    if (!strcmp(base, "cicc")) *rc = wrap_cicc(argc, argv);
+    else if (!strcmp(base, "ptxas")) *rc = wrap_ptxas(argc, argv);
+    else if (!strcmp(base, "fatbinary")) *rc = wrap_fatbinary(argc, argv);
+    else return 0;
+    return 1;
+}

@@ -1,0 +1,238 @@
+/* tidal-nvcc — a drop-in for nvcc 13 that applies the tidal rewrite.
+ *
+ * main() reads tidal-nvcc's own --tidal-* options, decides from nvcc's
+ * arguments whether a host link will happen (then the runtime libraries are
+ * appended), makes the private directory (nvcc_proc.c) and runs the real nvcc
+ * from it. Inside that run, nvcc calls this same executable as cicc, ptxas and
+ * fatbinary (nvcc_wrap.c), which is where PTX gets rewritten. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "nvcc_args.h"
+#include "nvcc_help.h"
+#include "nvcc_proc.h"
+#include "nvcc_wrap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const wraps[] = {
+    "-Xlinker", "--wrap=cudaLaunchKernel",    "-Xlinker", "--wrap=cudaLaunchKernel_ptsz",
+    "-Xlinker", "--wrap=cudaLaunchKernelExC", "-Xlinker", "--wrap=cudaLaunchKernelExC_ptsz",
+    /* CUDA 13's <<<>>> stubs call these (with a cudaKernel_t), not cudaLaunchKernel */
+    "-Xlinker", "--wrap=__cudaLaunchKernel",  "-Xlinker", "--wrap=__cudaLaunchKernel_ptsz",
+};
+
+typedef struct opts {
+    bool off, help, no_runtime;
+    const char *report, *runtime;
+} opts;
+
+static char *join(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (!s) abort();
+    snprintf(s, n, "%s/%s", a, b);
+    return s;
+}
+
+/* <dir of the tidal-nvcc executable>/../lib */
+static char *default_runtime(const char *self) {
+    char *dir = strdup(self);
+    if (!dir) abort();
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    char *lib = join(dir, "../lib");
+    free(dir);
+    return lib;
+}
+
+/* Appends the runtime to args (capacity checked by the caller); returns the
+ * new count, or -1 when a library is missing (said). */
+static int add_runtime(char **args, int n, const opts *o, const char *self, char **owned) {
+    char *dir = o->runtime ? strdup(o->runtime) : getenv("TIDAL_RUNTIME_DIR") && *getenv("TIDAL_RUNTIME_DIR")
+                                                        ? strdup(getenv("TIDAL_RUNTIME_DIR"))
+                                                        : default_runtime(self);
+    if (!dir) abort();
+    owned[0] = join(dir, "libtidal_cudart.a");
+    owned[1] = join(dir, "libtidal.a");
+    free(dir);
+    for (int i = 0; i < 2; i++) {
+        if (access(owned[i], R_OK)) {
+            fprintf(stderr,
+                    "tidal-nvcc: error: the tidal runtime library '%s' is missing (%s); build it "
+                    "(ninja tidal tidal_cudart), point --tidal-runtime=DIR or TIDAL_RUNTIME_DIR at it, "
+                    "or link without it with --tidal-no-runtime\n",
+                    owned[i], strerror(errno));
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < sizeof wraps / sizeof *wraps; i++) args[n++] = (char *)wraps[i];
+    args[n++] = owned[0];
+    args[n++] = owned[1];
+    args[n++] = "-ldl";
+    args[n++] = "-lpthread";
+    return n;
+}
+
+/* Makes the report path absolute (nvcc's tools may run elsewhere) and checks
+ * that it can be appended to. */
+static char *report_path(const char *path) {
+    char *abs;
+    if (path[0] == '/') {
+        abs = strdup(path);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) return NULL;
+        abs = join(cwd, path);
+    }
+    int fd = abs ? open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666) : -1;
+    if (fd < 0) {
+        fprintf(stderr, "tidal-nvcc: error: cannot open the report file '%s': %s\n", path, strerror(errno));
+        free(abs);
+        return NULL;
+    }
+    close(fd);
+    return abs;
+}
+
+static int run_nvcc(const char *real, char **args, const opts *o, const char *self) {
+    char *report = NULL;
+    if (o->report && !(report = report_path(o->report))) return 1;
+    char *priv = nvcc_make_priv(real, self);
+    if (!priv) {
+        free(report);
+        return 1;
+    }
+    char *real_bin = strdup(real), *nvcc = join(priv, "bin/nvcc");
+    if (!real_bin) abort();
+    *strrchr(real_bin, '/') = 0;
+    setenv(NVCC_ENV_PRIV, priv, 1);
+    setenv(NVCC_ENV_REAL_BIN, real_bin, 1);
+    if (report) setenv(NVCC_ENV_REPORT, report, 1);
+    else unsetenv(NVCC_ENV_REPORT);
+    /* Like system(): ^C reaches nvcc (same process group); we outlive it to
+     * remove the private directory. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    args[0] = nvcc;
+    pid_t pid = fork();
+    int rc;
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        execv(nvcc, args);
+        _exit(127);
+    } else if (pid < 0) {
+        fprintf(stderr, "tidal-nvcc: error: fork: %s\n", strerror(errno));
+        rc = 1;
+    } else {
+        int st = 0;
+        pid_t w;
+        while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
+        }
+        rc = w < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s'\n", real);
+    }
+    nvcc_remove_tree(priv);
+    free(priv);
+    free(nvcc);
+    free(real_bin);
+    free(report);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    int rc;
+    if (nvcc_wrap_main(argc, argv, &rc)) return rc;
+
+    opts o = {0};
+    /* nvcc's arguments, plus room for the runtime */
+    char **args = calloc((size_t)argc + 24, sizeof *args);
+    if (!args) return 1;
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--tidal-help")) {
+            fputs(nvcc_help_text, stdout);
+            free(args);
+            return 0;
+        } else if (!strcmp(a, "--tidal-off")) {
+            o.off = true;
+        } else if (!strcmp(a, "--tidal-no-runtime")) {
+            o.no_runtime = true;
+        } else if (!strncmp(a, "--tidal-report=", 15) && a[15]) {
+            o.report = a + 15;
+        } else if (!strncmp(a, "--tidal-runtime=", 16) && a[16]) {
+            o.runtime = a + 16;
+        } else if (!strncmp(a, "--tidal-", 8)) {
+            fprintf(stderr, "tidal-nvcc: error: unknown option '%s' (see --tidal-help)\n", a);
+            free(args);
+            return 2;
+        } else {
+            if (!strcmp(a, "--help") || !strcmp(a, "-help") || !strcmp(a, "-h")) o.help = true;
+            args[n++] = argv[i];
+        }
+    }
+    const char *why = NULL;
+    char *real = nvcc_find_real(&why);
+    if (!real) {
+        fprintf(stderr, "tidal-nvcc: error: cannot find the real nvcc: %s\n", why);
+        free(args);
+        return 1;
+    }
+    if (o.off) {
+        args[0] = real;
+        execv(real, args);
+        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        return 1;
+    }
+    if (o.help) {
+        fputs(nvcc_help_text, stdout);
+        fputs("\n---------------------------------------------------------------------------\n"
+              "nvcc's own options follow (tidal-nvcc passes them through):\n",
+              stdout);
+        fflush(stdout);
+        args[0] = real;
+        execv(real, args);
+        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        return 1;
+    }
+    char *self = realpath("/proc/self/exe", NULL);
+    if (!self) {
+        fprintf(stderr, "tidal-nvcc: error: cannot locate the tidal-nvcc executable: %s\n", strerror(errno));
+        return 1;
+    }
+    nvcc_mode mode;
+    nvcc_mode_scan(n - 1, args + 1, &mode);
+    char *owned[2] = {NULL, NULL};
+    rc = 0;
+    if (mode.lto) {
+        fprintf(stderr,
+                "tidal-nvcc: error: link-time optimization ('%s') is not supported: the PTX is "
+                "generated inside nvlink, where tidal cannot rewrite it; use sm_NN/compute_NN "
+                "targets, or --tidal-off\n",
+                mode.lto_why);
+        rc = 1;
+    } else if (mode.host_link && !o.no_runtime && (n = add_runtime(args, n, &o, self, owned)) < 0) {
+        rc = 1;
+    }
+    nvcc_mode_free();
+    if (!rc) {
+        args[n] = NULL;
+        rc = run_nvcc(real, args, &o, self);
+    }
+    free(owned[0]);
+    free(owned[1]);
+    free(self);
+    free(real);
+    free(args);
+    return rc;
+}
