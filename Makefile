@@ -57,12 +57,18 @@ fuzz: $(BUILD)/build.ninja
 	  --work $(BUILD)/fuzz-work/$(FUZZ_TARGET) \
 	  --corpus test/fuzz/seeds --corpus $(BUILD)/corpus --corpus test/corpus/triton
 
-# make gpu-check     build + run the GPU correctness suite (needs an NVIDIA GPU, CUDA 13);
-#                    log in $${OUT:-/tmp}/gpu-check.log, last line "N passed, N failed"
+# make gpu-check     build + run the GPU suites (needs an NVIDIA GPU, CUDA 13): the rewrite
+#                    (test/gpu/run.sh, log $${OUT:-/tmp}/gpu-check.log) and libtidal
+#                    (test/gpu/runtime/run.sh, log gpu-runtime.log); last line "N passed, N failed"
 # make gpu-selftest  same build, harness tested against a fake libcuda (no GPU needed)
 GPU_CHECK_ARGS ?=
 gpu-check:
-	@test/gpu/run.sh $(GPU_CHECK_ARGS)
+	@rc=0; test/gpu/run.sh $(GPU_CHECK_ARGS) || rc=1; \
+	 test/gpu/runtime/run.sh || rc=1; \
+	 o=$${OUT:-/tmp}; p=0; f=0; \
+	 for l in $$o/gpu-check.log $$o/gpu-runtime.log; do \
+	   s=$$(tail -1 $$l); set -- $$s; p=$$((p + $$1)); f=$$((f + $$3)); done; \
+	 echo "gpu-check (both suites): $$p passed, $$f failed"; exit $$rc
 gpu-selftest:
 	@test/gpu/selftest.sh
 

@@ -10,8 +10,8 @@
 #   3. ptxas -arch=sm_90a accepts the re-printed PTX (when ptxas is present).
 #   4. the tidal rewrite (tidal-opt -p tidal --report) of every bundled example
 #      kernel, and ptxas on the rewritten PTX;
-#   5. on a machine with a GPU, the GPU suite is `make gpu-check`; without one
-#      the demo says so.
+#   5. on a machine with a GPU, examples/colocate (two tenants, SMs moved live with
+#      tidalctl); without one the demo says so and shows that example's rewrite report.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:-build}
@@ -79,9 +79,17 @@ done
 echo "corpus: $total kernels, $rewritten rewritten, $refused refused"
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-  step "GPU present: run 'make gpu-check' for the correctness suite on the device"
+  step "GPU present: examples/colocate (an LS and a BE tenant, SMs moved live with tidalctl)"
+  run examples/colocate/run.sh "$build"
+  echo "(the full correctness suite on the device: make gpu-check)"
 else
-  step "no GPU on this machine: the rewritten kernels run on the H200 through 'make gpu-check'"
+  step "no GPU on this machine: examples/colocate (LS + BE tenants, SMs moved live) needs one"
+  echo "the rewritten kernels above run on a GPU through libtidal: examples/colocate/run.sh, make gpu-check"
+  echo "rewrite report of examples/colocate/colocate.cu (tidal-nvcc -ptx | tidal-opt --report):"
+  if [[ -x $build/bin/tidal-nvcc ]]; then
+    run "$build/bin/tidal-nvcc" --tidal-off -arch=sm_90a -ptx examples/colocate/colocate.cu -o "$work/colocate.ptx"
+    run "$opt" -p tidal --report "$work/colocate.ptx" -o /dev/null
+  fi
 fi
 
 step "demo finished"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# examples/colocate/run.sh -- an LS and a BE tenant share the GPU through tidald; the SM
+# split is moved live with tidalctl, and the per-SM block histograms show each move.
+#
+#   examples/colocate/run.sh [BUILD_DIR]     (default: build; needs tidal-nvcc, libtidal,
+#                                             tidald and tidalctl built there, and a GPU)
+# Environment: PHASE_SECONDS (3), TIDAL_SOCKET / TIDAL_SHM (private ones by default).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+B=$(cd "${1:-$root/build}" && pwd)
+PHASE=${PHASE_SECONDS:-3}
+for t in bin/tidal-nvcc bin/tidald bin/tidalctl lib/libtidal.a lib/libtidal_cudart.a; do
+  [[ -e $B/$t ]] || { echo "colocate: $B/$t is missing (build first: make build)" >&2; exit 1; }
+done
+W=$(mktemp -d)
+export TIDAL_SOCKET=${TIDAL_SOCKET:-$W/tidald.sock} TIDAL_SHM=${TIDAL_SHM:-/tidal-colocate-$$}
+cleanup() {
+  kill "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -f "/dev/shm$TIDAL_SHM"
+  rm -rf "$W"
+}
+pids=()
+trap cleanup EXIT
+
+echo "== building the tenant with tidal-nvcc"
+"$B/bin/tidal-nvcc" -arch=sm_90a -O2 "$here/colocate.cu" -o "$W/colocate" --tidal-report="$W/report.txt"
+grep -m1 -i "layer" "$W/report.txt" || true
+
+echo "== starting tidald and the two partitions"
+"$B/bin/tidald" --reset >"$W/tidald.log" 2>&1 &
+pids+=($!)
+for i in $(seq 50); do "$B/bin/tidalctl" ping >/dev/null 2>&1 && break; sleep 0.1; done
+"$B/bin/tidalctl" create ls 0-47
+"$B/bin/tidalctl" create be 48-131
+
+total=$((3 * PHASE + 2))
+TIDAL_TENANT=ls TIDAL_PARTITION=ls "$W/colocate" ls "$total" &
+pids+=($!)
+TIDAL_TENANT=be TIDAL_PARTITION=be "$W/colocate" be "$total" &
+pids+=($!)
+
+# SM map of one partition since the last snapshot: '#' = ran blocks there, '.' = did not
+snapshot() { "$B/bin/tidalctl" hist "$1" | awk '$1 ~ /^[0-9]+$/ && NF >= 2 {print $1, $2}' >"$W/$1.$2"; }
+smmap() {   # smmap NAME FROM TO
+  awk -v n=132 'NR == FNR {prev[$1] = $2; next} {cur[$1] = $2}
+    END {line = ""; for (s = 0; s < n; s++) line = line ((cur[s] - prev[s] > 0) ? "#" : ".");
+         d = 0; for (s in cur) d += cur[s] - prev[s]; printf "%s  %d blocks\n", line, d}' \
+    "$W/$1.$2" "$W/$1.$3"
+}
+show() {   # show PHASE-NUMBER
+  snapshot ls "$1"; snapshot be "$1"
+  awk 'BEGIN {t = "SM  "; u = "    "; for (s = 0; s < 132; s++) {t = t (s % 10 ? " " : int(s / 10) % 10); u = u s % 10}
+              print t; print u}' 
+  printf 'ls  '; smmap ls $(($1 - 1)) "$1"
+  printf 'be  '; smmap be $(($1 - 1)) "$1"
+}
+sleep 1.5   # both tenants up (CUDA initialisation)
+snapshot ls 0; snapshot be 0
+sleep "$PHASE"
+echo; echo "== phase 1: ls 0-47, be 48-131"; show 1
+"$B/bin/tidalctl" set ls 0-87 >/dev/null; "$B/bin/tidalctl" set be 88-131 >/dev/null
+sleep "$PHASE"
+echo; echo "== phase 2 (tidalctl set ls 0-87; tidalctl set be 88-131): LS load spike"; show 2
+"$B/bin/tidalctl" set ls 0-23 >/dev/null; "$B/bin/tidalctl" set be 24-131 >/dev/null
+sleep "$PHASE"
+echo; echo "== phase 3 (tidalctl set ls 0-23; tidalctl set be 24-131): quiet hours, BE takes more"; show 3
+wait "${pids[1]}" "${pids[2]}"
+echo; echo "== tenants"; "$B/bin/tidalctl" list

@@ -1,0 +1,61 @@
+/* cu.h — the CUDA driver entry points libtidal uses, as one table of function pointers.
+ * libtidal never links libcuda: tidal_cu_load() dlopens it (TIDAL_LIBCUDA or
+ * libcuda.so.1) and takes each entry point from that library itself, so an LD_PRELOAD
+ * interposer calling through this table reaches the real driver, never itself. Unit
+ * tests install a fake table with tidal__set_driver() (runtime_internal.h). */
+#ifndef TIDAL_CU_H
+#define TIDAL_CU_H
+
+#include <cuda.h>
+
+typedef struct tidal_cu {
+    CUresult (*Init)(unsigned);
+    CUresult (*GetErrorName)(CUresult, const char **);
+    CUresult (*CtxGetCurrent)(CUcontext *);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*CtxGetDevice)(CUdevice *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemAllocHost)(void **, size_t);
+    CUresult (*MemFreeHost)(void *);
+    CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*StreamCreate)(CUstream *, unsigned);
+    CUresult (*StreamDestroy)(CUstream);
+    CUresult (*StreamSynchronize)(CUstream);
+    CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule, const char *);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*ModuleGetFunctionCount)(unsigned *, CUmodule);
+    CUresult (*ModuleEnumerateFunctions)(CUfunction *, unsigned, CUmodule);
+    CUresult (*FuncGetModule)(CUmodule *, CUfunction);
+    CUresult (*FuncGetName)(const char **, CUfunction);
+    CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+    CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+    CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+    CUresult (*FuncLoad)(CUfunction);
+    CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
+    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+    CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
+    /* optional: NULL when the driver lacks them */
+    CUresult (*LaunchKernel_ptsz)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*LaunchKernelEx_ptsz)(const CUlaunchConfig *, CUfunction, void **, void **);
+    CUresult (*GetProcAddress)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+} tidal_cu;
+
+/* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1).
+ * 0 on success; otherwise -1 with a message in err ("libcuda.so.1: cannot open shared
+ * object file", "libcuda.so.1 lacks cuFuncGetParamInfo (driver too old?)"). The library
+ * stays loaded. *handle gets the dlopen handle. */
+int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size_t errlen);
+
+/* "CUDA_ERROR_OUT_OF_MEMORY" (or "CUresult 123" if the driver cannot name it). */
+const char *tidal_cu_errname(const tidal_cu *cu, CUresult r, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,752 @@
+/* runtime.c — libtidal's state: init/shutdown, errors, partitions (device control
+ * blocks), stream bindings, module attachment and statistics. The launch path is in
+ * launch.c. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_state.h"
+
+rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const tidal_cu *installed_cu;
+static _Thread_local char last_error[512];
+
+void tidal__set_driver(const tidal_cu *cu) { installed_cu = cu; }
+const tidal_cu *tidal__driver(void) { return rt.cu; }
+int tidal__is_mps(void) { return rt.is_mps; }
+
+/* ------------------------------------------------------------------ errors, logging */
+
+const char *tidal_strerror(int status)
+{
+    switch (status) {
+    case TIDAL_OK: return "success";
+    case TIDAL_ERR_INVALID: return "invalid argument";
+    case TIDAL_ERR_PARSE: return "malformed SM set or name";
+    case TIDAL_ERR_NOT_INIT: return "libtidal is not initialized";
+    case TIDAL_ERR_NO_DRIVER: return "CUDA driver not available";
+    case TIDAL_ERR_CUDA: return "CUDA driver call failed";
+    case TIDAL_ERR_NO_MEMORY: return "out of memory";
+    case TIDAL_ERR_EXISTS: return "partition exists";
+    case TIDAL_ERR_NOT_FOUND: return "not found";
+    case TIDAL_ERR_NOT_REWRITTEN: return "not rewritten by tidal";
+    case TIDAL_ERR_BUSY: return "partition in use";
+    case TIDAL_ERR_SMS: return "SM id out of range for this device";
+    case TIDAL_ERR_DAEMON: return "tidald failure";
+    case TIDAL_ERR_MPS: return "MPS client: no SM id space shared with other processes";
+    default: return "unknown status";
+    }
+}
+
+const char *tidal_last_error(void) { return last_error[0] ? last_error : "no error"; }
+
+int tidal__fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    tidal__log("error: %s (%s)", last_error, tidal_strerror(status));
+    return status;
+}
+
+int tidal__cuda_fail(CUresult r, const char *what)
+{
+    char b[32];
+    return tidal__fail(TIDAL_ERR_CUDA, "%s: %s", what, tidal_cu_errname(rt.cu, r, b, sizeof b));
+}
+
+void tidal__log(const char *fmt, ...)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *e = getenv("TIDAL_DEBUG");
+        level = e && *e && strcmp(e, "0") != 0;
+    }
+    if (!level) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tidal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void tidal__warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tidal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+#define CU_TRY(call, what)                                                                 \
+    do {                                                                                   \
+        CUresult r_ = (call);                                                              \
+        if (r_ != CUDA_SUCCESS) return tidal__cuda_fail(r_, what);                         \
+    } while (0)
+
+/* Driver calls need libtidal's context current on the calling thread; put back whatever
+ * the thread had. */
+static CUcontext ctx_enter(void)
+{
+    CUcontext c = NULL;
+    if (!rt.initialized) return NULL;
+    rt.cu->CtxGetCurrent(&c);
+    if (c != rt.ctx) rt.cu->CtxSetCurrent(rt.ctx);
+    return c;
+}
+
+static void ctx_leave(CUcontext c)
+{
+    if (rt.initialized && c != rt.ctx) rt.cu->CtxSetCurrent(c);
+}
+
+/* ------------------------------------------------------------------ names, SM sets */
+
+static int valid_name(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n == 0 || n > 31) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Keep the SMs this device has; SM ids beyond it are an error unless the set said "all". */
+static int clip_set(const tidal_smset *in, int is_all, tidal_smset *out)
+{
+    memset(out, 0, sizeof *out);
+    for (unsigned b = 0; b < TIDAL_SMSET_WORDS * 64; b++) {
+        if (!((in->bits[b >> 6] >> (b & 63)) & 1)) continue;
+        if (b >= rt.nsm) {
+            if (is_all) break;
+            return tidal__fail(TIDAL_ERR_SMS, "SM %u: this device has SMs 0-%u", b, rt.nsm - 1);
+        }
+        out->bits[b >> 6] |= 1ull << (b & 63);
+    }
+    return TIDAL_OK;
+}
+
+static int parse_set(const char *text, tidal_smset *out)
+{
+    tidal_smset s;
+    int all = 0;
+    size_t pos = 0;
+    int st = tidal_smset_parse(text, &s, &all, &pos);
+    if (st == TIDAL_ERR_PARSE)
+        return tidal__fail(st, "SM set \"%s\": unexpected character at offset %zu (want e.g. 0-47,64,100-131)",
+                           text, pos);
+    if (st) return tidal__fail(st, "SM set: invalid argument");
+    return clip_set(&s, all, out);
+}
+
+/* ------------------------------------------------------------------ device writes */
+
+/* Write the mask words of p on the control stream and wait for them (a few µs; running
+ * kernels see the new mask at their next claim). */
+static int push_mask(struct tidal_part *p)
+{
+    memcpy(rt.pinned, p->mask.bits, sizeof p->mask.bits);
+    CU_TRY(rt.cu->MemcpyHtoDAsync(p->dev + TIDAL_PARTITION_OFF_MASK, rt.pinned, sizeof p->mask.bits,
+                                  rt.ctl_stream),
+           "cuMemcpyHtoDAsync(mask)");
+    CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
+    p->generation++;
+    return TIDAL_OK;
+}
+
+static int part_alloc(struct tidal_part *p)
+{
+    const size_t bytes = TIDAL_PARTITION_BYTES(TIDAL_NSLOTS);
+    CU_TRY(rt.cu->MemAlloc(&p->dev, bytes), "cuMemAlloc(partition)");
+    if (rt.histogram) {
+        CUresult r = rt.cu->MemAlloc(&p->sm_blocks, TIDAL_MAX_SMS * sizeof(uint64_t));
+        if (r != CUDA_SUCCESS) {
+            rt.cu->MemFree(p->dev);
+            p->dev = 0;
+            return tidal__cuda_fail(r, "cuMemAlloc(sm_blocks)");
+        }
+        CU_TRY(rt.cu->MemsetD8Async(p->sm_blocks, 0, TIDAL_MAX_SMS * sizeof(uint64_t), rt.ctl_stream),
+               "cuMemsetD8Async(sm_blocks)");
+    }
+    CU_TRY(rt.cu->MemsetD8Async(p->dev, 0, bytes, rt.ctl_stream), "cuMemsetD8Async(partition)");
+    tidal_partition h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.mask, p->mask.bits, sizeof h.mask);
+    h.sm_blocks = (uint64_t)p->sm_blocks;
+    h.slot_mask = TIDAL_NSLOTS - 1;
+    memcpy(rt.pinned, &h, sizeof h);
+    CU_TRY(rt.cu->MemcpyHtoDAsync(p->dev, rt.pinned, sizeof h, rt.ctl_stream), "cuMemcpyHtoDAsync(partition)");
+    CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
+    return TIDAL_OK;
+}
+
+static void part_free(struct tidal_part *p)
+{
+    if (p->dev) rt.cu->MemFree(p->dev);
+    if (p->sm_blocks) rt.cu->MemFree(p->sm_blocks);
+    free(p);
+}
+
+static struct tidal_part *find_part(const char *name)
+{
+    for (struct tidal_part *p = rt.parts; p; p = p->next)
+        if (strcmp(p->name, name) == 0) return p;
+    return NULL;
+}
+
+/* Create with rt.lock held. */
+static int create_locked(const char *name, const tidal_smset *mask, int remote, struct tidal_part **out)
+{
+    if (find_part(name)) return tidal__fail(TIDAL_ERR_EXISTS, "partition \"%s\" exists", name);
+    struct tidal_part *p = calloc(1, sizeof *p);
+    if (!p) return tidal__fail(TIDAL_ERR_NO_MEMORY, "partition \"%s\"", name);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->mask = *mask;
+    p->remote = remote;
+    int st = part_alloc(p);
+    if (st) {
+        part_free(p);
+        return st;
+    }
+    p->next = rt.parts;
+    rt.parts = p;
+    if (!rt.default_part && rt.default_name[0] && strcmp(rt.default_name, name) == 0) {
+        rt.default_part = p;
+        tidal__log("default partition \"%s\" is now known", name);
+    }
+    if (out) *out = p;
+    tidal__log("partition \"%s\" created%s", name, remote ? " (tidald)" : "");
+    return TIDAL_OK;
+}
+
+/* ------------------------------------------------------------------ init / shutdown */
+
+/* TIDAL_PARTITION=NAME (a tidald or later-created partition) or NAME:SMSET (created here). */
+static int apply_env_partition(void)
+{
+    const char *e = getenv("TIDAL_PARTITION");
+    if (!e || !*e) return TIDAL_OK;
+    char name[64];
+    const char *colon = strchr(e, ':');
+    size_t n = colon ? (size_t)(colon - e) : strlen(e);
+    if (n >= sizeof name) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PARTITION=%s: name too long", e);
+    memcpy(name, e, n);
+    name[n] = '\0';
+    if (!valid_name(name))
+        return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PARTITION=%s: want NAME or NAME:SMSET (name: 1-31 of [A-Za-z0-9_.-])", e);
+    if (colon) {
+        tidal_smset s;
+        int st = parse_set(colon + 1, &s);
+        if (st) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", tidal_last_error());
+            return tidal__fail(st, "TIDAL_PARTITION=%s: %s", e, why);
+        }
+        struct tidal_part *p = find_part(name);
+        if (p) return tidal__fail(TIDAL_ERR_EXISTS, "TIDAL_PARTITION=%s: partition exists", e);
+        st = create_locked(name, &s, 0, &p);
+        if (st) return st;
+        rt.default_part = p;
+        return TIDAL_OK;
+    }
+    memcpy(rt.default_name, name, strlen(name) + 1);   /* valid_name: <= 31 characters */
+    rt.default_part = find_part(name);
+    return TIDAL_OK;
+}
+
+static int init_locked(unsigned flags)
+{
+    if (rt.initialized) return TIDAL_OK;
+    char err[256];
+    if (installed_cu) {
+        rt.cu = installed_cu;
+    } else {
+        if (tidal_cu_load(NULL, &rt.cu_table, NULL, err, sizeof err) != 0)
+            return tidal__fail(TIDAL_ERR_NO_DRIVER, "%s", err);
+        rt.cu = &rt.cu_table;
+    }
+    CU_TRY(rt.cu->Init(0), "cuInit");
+    CUcontext ctx = NULL;
+    CU_TRY(rt.cu->CtxGetCurrent(&ctx), "cuCtxGetCurrent");
+    if (!ctx) {
+        CUdevice d;
+        CU_TRY(rt.cu->DeviceGet(&d, 0), "cuDeviceGet(0)");
+        CU_TRY(rt.cu->DevicePrimaryCtxRetain(&ctx, d), "cuDevicePrimaryCtxRetain");
+        CU_TRY(rt.cu->CtxSetCurrent(ctx), "cuCtxSetCurrent");
+    }
+    rt.ctx = ctx;
+    CU_TRY(rt.cu->CtxGetDevice(&rt.dev), "cuCtxGetDevice");
+    int v = 0;
+    CU_TRY(rt.cu->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, rt.dev),
+           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+    if (v <= 0 || v > TIDAL_MAX_SMS)
+        return tidal__fail(TIDAL_ERR_SMS, "device has %d SMs; libtidal handles 1-%d", v, TIDAL_MAX_SMS);
+    rt.nsm = (unsigned)v;
+    v = 0;
+    if (rt.cu->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, rt.dev) == CUDA_SUCCESS) rt.is_mps = v != 0;
+    const char *mc = getenv("TIDAL_MAX_CHUNK");
+    rt.max_chunk = 32;
+    if (mc && *mc) {
+        char *end;
+        long v = strtol(mc, &end, 10);
+        if (*end || v < 1 || v > 32) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_MAX_CHUNK=%s: want 1-32", mc);
+        rt.max_chunk = (unsigned)v;
+    }
+    const char *h = getenv("TIDAL_HISTOGRAM");
+    rt.histogram = !(h && strcmp(h, "0") == 0);
+    CU_TRY(rt.cu->StreamCreate(&rt.ctl_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate(control stream)");
+    CU_TRY(rt.cu->MemAllocHost((void **)&rt.pinned, 4096), "cuMemAllocHost(staging)");
+    rt.initialized = 1;
+    int st = apply_env_partition();
+    if (st) return st;
+    const char *nd = getenv("TIDAL_NO_DAEMON");
+    if (!(flags & TIDAL_INIT_NO_DAEMON) && !(nd && *nd && strcmp(nd, "0") != 0)) {
+        pthread_mutex_unlock(&rt.lock);   /* remote start takes the lock to apply partitions */
+        st = tidal__remote_start();
+        pthread_mutex_lock(&rt.lock);
+        if (st && st != TIDAL_ERR_NOT_FOUND) return st;
+    }
+    if (rt.default_name[0] && !rt.default_part)
+        tidal__warn("TIDAL_PARTITION=%s: no such partition yet; kernels run unmasked until it exists",
+                    rt.default_name);
+    tidal__log("initialized: %u SMs%s, histogram %s", rt.nsm, rt.is_mps ? ", MPS client" : "",
+               rt.histogram ? "on" : "off");
+    return TIDAL_OK;
+}
+
+static void teardown_locked(void)
+{
+    struct tidal_part *p = rt.parts;
+    while (p) {
+        struct tidal_part *n = p->next;
+        part_free(p);
+        p = n;
+    }
+    if (rt.pinned) rt.cu->MemFreeHost(rt.pinned);
+    if (rt.ctl_stream) rt.cu->StreamDestroy(rt.ctl_stream);
+    free(rt.bindings);
+    free(rt.modules);
+    free(rt.fns);
+    const tidal_cu *cu = rt.cu;
+    (void)cu;
+    pthread_mutex_t lock = rt.lock;
+    memset(&rt, 0, sizeof rt);
+    rt.lock = lock;
+}
+
+int tidal_init(unsigned flags)
+{
+    pthread_mutex_lock(&rt.lock);
+    int st = init_locked(flags);
+    if (st && rt.initialized) {
+        char keep[sizeof last_error];
+        memcpy(keep, last_error, sizeof keep);
+        pthread_mutex_unlock(&rt.lock);
+        tidal__remote_stop();
+        pthread_mutex_lock(&rt.lock);
+        teardown_locked();
+        memcpy(last_error, keep, sizeof keep);
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal__ensure_init(void)
+{
+    if (rt.initialized) return 0;
+    pthread_mutex_lock(&rt.lock);
+    int failed = rt.init_failed;
+    pthread_mutex_unlock(&rt.lock);
+    if (failed) return -1;
+    int st = tidal_init(0);
+    if (st == TIDAL_OK) return 0;
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.init_failed) {
+        rt.init_failed = 1;
+        tidal__warn("error: %s (%s); kernels run unmasked", tidal_last_error(), tidal_strerror(st));
+        const char *req = getenv("TIDAL_REQUIRE");
+        if (req && *req && strcmp(req, "0") != 0) {
+            tidal__warn("TIDAL_REQUIRE is set: aborting");
+            abort();
+        }
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return -1;
+}
+
+int tidal_shutdown(void)
+{
+    if (!rt.initialized) return tidal__fail(TIDAL_ERR_NOT_INIT, "tidal_shutdown before tidal_init");
+    tidal__remote_stop();
+    pthread_mutex_lock(&rt.lock);
+    if (rt.ctl_stream) rt.cu->StreamSynchronize(rt.ctl_stream);
+    teardown_locked();
+    pthread_mutex_unlock(&rt.lock);
+    return TIDAL_OK;
+}
+
+int tidal_device_sms(unsigned *out)
+{
+    if (!out) return tidal__fail(TIDAL_ERR_INVALID, "tidal_device_sms: NULL");
+    if (!rt.initialized) return tidal__fail(TIDAL_ERR_NOT_INIT, "tidal_device_sms before tidal_init");
+    *out = rt.nsm;
+    return TIDAL_OK;
+}
+
+/* ------------------------------------------------------------------ partitions */
+
+#define NEED_INIT(fn)                                                                       \
+    do {                                                                                    \
+        if (!rt.initialized) {                                                              \
+            pthread_mutex_unlock(&rt.lock);                                                 \
+            return tidal__fail(TIDAL_ERR_NOT_INIT, fn " before tidal_init");                \
+        }                                                                                   \
+    } while (0)
+
+int tidal_partition_create(const char *name, const char *smset, tidal_part **out)
+{
+    if (!valid_name(name))
+        return tidal__fail(TIDAL_ERR_PARSE, "partition name \"%s\": want 1-31 of [A-Za-z0-9_.-]", name ? name : "(null)");
+    if (!smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_create: NULL SM set");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_create");
+    CUcontext saved = ctx_enter();
+    tidal_smset s;
+    int st = parse_set(smset, &s);
+    if (!st) st = create_locked(name, &s, 0, out);
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal_partition_find(const char *name, tidal_part **out)
+{
+    if (!name || !out) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_find: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_find");
+    struct tidal_part *p = find_part(name);
+    pthread_mutex_unlock(&rt.lock);
+    if (!p) return tidal__fail(TIDAL_ERR_NOT_FOUND, "no partition \"%s\"", name);
+    *out = p;
+    return TIDAL_OK;
+}
+
+static int set_locked(struct tidal_part *p, const tidal_smset *s, int from_remote)
+{
+    if (p->remote && !from_remote)
+        return tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: change it with tidalctl set", p->name);
+    if (memcmp(&p->mask, s, sizeof *s) == 0) return TIDAL_OK;
+    p->mask = *s;
+    return push_mask(p);
+}
+
+int tidal_partition_set(tidal_part *p, const char *smset)
+{
+    if (!p || !smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_set");
+    CUcontext saved = ctx_enter();
+    tidal_smset s;
+    int st = parse_set(smset, &s);
+    if (!st) st = set_locked(p, &s, 0);
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal_partition_set_mask(tidal_part *p, const tidal_smset *set)
+{
+    if (!p || !set) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_mask: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_set_mask");
+    CUcontext saved = ctx_enter();
+    tidal_smset s;
+    int st = clip_set(set, 0, &s);
+    if (!st) st = set_locked(p, &s, 0);
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal_partition_get_mask(tidal_part *p, tidal_smset *out)
+{
+    if (!p || !out) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_get_mask: NULL");
+    pthread_mutex_lock(&rt.lock);
+    *out = p->mask;
+    pthread_mutex_unlock(&rt.lock);
+    return TIDAL_OK;
+}
+
+const char *tidal_partition_name(const tidal_part *p) { return p ? p->name : NULL; }
+
+int tidal_partition_destroy(tidal_part *p)
+{
+    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_destroy: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_destroy");
+    int st = TIDAL_OK;
+    if (p->remote)
+        st = tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: destroy it with tidalctl", p->name);
+    else if (p->bound || rt.default_part == p)
+        st = tidal__fail(TIDAL_ERR_BUSY, "partition \"%s\" is bound to %u stream(s)/module(s)%s", p->name, p->bound,
+                         rt.default_part == p ? " and is the default partition" : "");
+    if (!st) {
+        struct tidal_part **pp = &rt.parts;
+        while (*pp && *pp != p) pp = &(*pp)->next;
+        if (*pp) *pp = p->next;
+        /* kernels still using p: cuMemFree waits for the device to finish them */
+        CUcontext saved = ctx_enter();
+        rt.cu->StreamSynchronize(rt.ctl_stream);
+        part_free(p);
+        ctx_leave(saved);
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+/* ------------------------------------------------------------------ tidald partitions */
+
+void tidal__remote_apply(const tidal_remote_part *parts, unsigned n)
+{
+    pthread_mutex_lock(&rt.lock);
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return;
+    }
+    CUcontext saved = ctx_enter();
+    for (unsigned i = 0; i < n; i++) {
+        tidal_smset in, s;
+        memcpy(in.bits, parts[i].mask, sizeof in.bits);
+        clip_set(&in, 1, &s);   /* tidald does not know this device's SM count: clip */
+        char name[32];
+        snprintf(name, sizeof name, "%s", parts[i].name);
+        if (!valid_name(name)) continue;
+        struct tidal_part *p = find_part(name);
+        int st;
+        if (!p) {
+            st = create_locked(name, &s, 1, &p);
+        } else if (!p->remote) {
+            tidal__warn("tidald partition \"%s\" has the name of a local one: ignored", name);
+            continue;
+        } else {
+            st = set_locked(p, &s, 1);
+        }
+        if (st) tidal__warn("tidald partition \"%s\": %s", name, tidal_last_error());
+        else tidal__log("tidald partition \"%s\" mask applied", name);
+    }
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+}
+
+/* ------------------------------------------------------------------ streams */
+
+CUstream rt_norm_stream(CUstream s, int ptsz)
+{
+    if (s == CU_STREAM_LEGACY) return NULL;
+    if (s == NULL && ptsz) return CU_STREAM_PER_THREAD;
+    return s;
+}
+
+struct tidal_part *rt_stream_partition(CUstream s)
+{
+    for (unsigned i = 0; i < rt.nbindings; i++)
+        if (rt.bindings[i].stream == s) return rt.bindings[i].part;
+    return rt.default_part;
+}
+
+int tidal_stream_bind(void *stream, tidal_part *p)
+{
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_stream_bind");
+    CUstream s = rt_norm_stream((CUstream)stream, 0);
+    unsigned i = 0;
+    while (i < rt.nbindings && rt.bindings[i].stream != s) i++;
+    if (i < rt.nbindings) {
+        rt.bindings[i].part->bound--;
+        if (p) {
+            rt.bindings[i].part = p;
+            p->bound++;
+        } else {
+            rt.bindings[i] = rt.bindings[--rt.nbindings];
+        }
+    } else if (p) {
+        if (rt.nbindings == rt.cap_bindings) {
+            unsigned cap = rt.cap_bindings ? 2 * rt.cap_bindings : 16;
+            rt_stream_binding *nb = realloc(rt.bindings, cap * sizeof *nb);
+            if (!nb) {
+                pthread_mutex_unlock(&rt.lock);
+                return tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
+            }
+            rt.bindings = nb;
+            rt.cap_bindings = cap;
+        }
+        rt.bindings[rt.nbindings++] = (rt_stream_binding){s, p};
+        p->bound++;
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return TIDAL_OK;
+}
+
+int tidal_set_default_partition(tidal_part *p)
+{
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_set_default_partition");
+    rt.default_part = p;
+    rt.default_name[0] = '\0';
+    pthread_mutex_unlock(&rt.lock);
+    return TIDAL_OK;
+}
+
+/* ------------------------------------------------------------------ modules */
+
+/* Load every function of m now: with lazy loading the first launch of a kernel waits for
+ * the kernels already running in the process (shared/docs/platform.md). */
+void rt_module_load_all(CUmodule m)
+{
+    unsigned n = 0;
+    if (rt.cu->ModuleGetFunctionCount(&n, m) != CUDA_SUCCESS || n == 0) return;
+    CUfunction *fs = calloc(n, sizeof *fs);
+    if (!fs) return;
+    if (rt.cu->ModuleEnumerateFunctions(fs, n, m) == CUDA_SUCCESS)
+        for (unsigned i = 0; i < n; i++) rt.cu->FuncLoad(fs[i]);
+    free(fs);
+}
+
+rt_module *rt_module_get(CUmodule m)
+{
+    for (unsigned i = 0; i < rt.nmodules; i++)
+        if (rt.modules[i].mod == m) return &rt.modules[i];
+    if (rt.nmodules == rt.cap_modules) {
+        unsigned cap = rt.cap_modules ? 2 * rt.cap_modules : 32;
+        rt_module *nm = realloc(rt.modules, cap * sizeof *nm);
+        if (!nm) return NULL;
+        rt.modules = nm;
+        rt.cap_modules = cap;
+    }
+    rt_module *r = &rt.modules[rt.nmodules++];
+    memset(r, 0, sizeof *r);
+    r->mod = m;
+    CUdeviceptr d;
+    size_t bytes;
+    r->rewritten = rt.cu->ModuleGetGlobal(&d, &bytes, m, TIDAL_MARKER_SYMBOL) == CUDA_SUCCESS;
+    if (r->rewritten) rt_module_load_all(m);
+    return r;
+}
+
+int rt_module_set_ctl(rt_module *m, struct tidal_part *p)
+{
+    if (m->ctl == p) return TIDAL_OK;
+    if (m->ctl)
+        return tidal__fail(TIDAL_ERR_BUSY, "module's __tidal_ctl already names partition \"%s\" (written once)",
+                           m->ctl->name);
+    CUdeviceptr ctl;
+    size_t bytes = 0;
+    CU_TRY(rt.cu->ModuleGetGlobal(&ctl, &bytes, m->mod, TIDAL_CTL_SYMBOL), "cuModuleGetGlobal(__tidal_ctl)");
+    if (bytes != 8) return tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "__tidal_ctl has %zu bytes, want 8", bytes);
+    uint64_t v = (uint64_t)p->dev;
+    memcpy(rt.pinned, &v, 8);
+    CU_TRY(rt.cu->MemcpyHtoDAsync(ctl, rt.pinned, 8, rt.ctl_stream), "cuMemcpyHtoDAsync(__tidal_ctl)");
+    CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
+    m->ctl = p;
+    p->bound++;
+    return TIDAL_OK;
+}
+
+int tidal_module_attach(void *module, tidal_part *p)
+{
+    if (!module) return tidal__fail(TIDAL_ERR_INVALID, "tidal_module_attach: NULL module");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_module_attach");
+    int st = TIDAL_OK;
+    CUcontext saved = ctx_enter();
+    rt_module *m = rt_module_get((CUmodule)module);
+    if (!m) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
+    else if (!m->rewritten) st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no %s", TIDAL_MARKER_SYMBOL);
+    else {
+        struct tidal_part *target = p ? p : rt.default_part;
+        if (target) st = rt_module_set_ctl(m, target);
+    }
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+static int read_part_stats(struct tidal_part *p, tidal_stats *out)
+{
+    CU_TRY(rt.cu->MemcpyDtoHAsync(rt.pinned, p->dev + TIDAL_PARTITION_OFF_VIOLATIONS, 8, rt.ctl_stream),
+           "cuMemcpyDtoHAsync(violations)");
+    if (p->sm_blocks)
+        CU_TRY(rt.cu->MemcpyDtoHAsync(rt.pinned + 64, p->sm_blocks, TIDAL_MAX_SMS * 8, rt.ctl_stream),
+               "cuMemcpyDtoHAsync(sm_blocks)");
+    CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
+    memcpy(&out->violations, rt.pinned, 8);
+    if (p->sm_blocks) memcpy(out->sm_blocks, rt.pinned + 64, TIDAL_MAX_SMS * 8);
+    return TIDAL_OK;
+}
+
+int tidal_stats_get(tidal_part *p, tidal_stats *out)
+{
+    if (!out) return tidal__fail(TIDAL_ERR_INVALID, "tidal_stats_get: NULL");
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_stats_get");
+    out->launches_rewritten = atomic_load(&rt.n_rewritten);
+    out->launches_unknown = atomic_load(&rt.n_unknown);
+    out->launches_refused = atomic_load(&rt.n_refused);
+    out->launches_unmasked = atomic_load(&rt.n_unmasked);
+    CUcontext saved = ctx_enter();
+    int st = p ? read_part_stats(p, out) : TIDAL_OK;
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal_stats_reset(tidal_part *p)
+{
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_stats_reset");
+    atomic_store(&rt.n_rewritten, 0);
+    atomic_store(&rt.n_unknown, 0);
+    atomic_store(&rt.n_refused, 0);
+    atomic_store(&rt.n_unmasked, 0);
+    int st = TIDAL_OK;
+    CUcontext saved = ctx_enter();
+    if (p) {
+        CUresult r = rt.cu->MemsetD8Async(p->dev + TIDAL_PARTITION_OFF_VIOLATIONS, 0, 8, rt.ctl_stream);
+        if (r == CUDA_SUCCESS && p->sm_blocks)
+            r = rt.cu->MemsetD8Async(p->sm_blocks, 0, TIDAL_MAX_SMS * 8, rt.ctl_stream);
+        if (r == CUDA_SUCCESS) r = rt.cu->StreamSynchronize(rt.ctl_stream);
+        if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, "resetting partition counters");
+    }
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+void tidal__foreach_stats(tidal_stats_fn fn, void *arg)
+{
+    pthread_mutex_lock(&rt.lock);
+    if (rt.initialized) {
+        CUcontext saved = ctx_enter();
+        for (struct tidal_part *p = rt.parts; p; p = p->next) {
+            tidal_stats s;
+            memset(&s, 0, sizeof s);
+            if (read_part_stats(p, &s) == TIDAL_OK) fn(arg, p->name, s.violations, s.sm_blocks);
+        }
+        ctx_leave(saved);
+    }
+    pthread_mutex_unlock(&rt.lock);
+}

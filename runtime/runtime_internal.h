@@ -1,0 +1,64 @@
+/* runtime_internal.h — libtidal's shared internals (not installed). */
+#ifndef TIDAL_RUNTIME_INTERNAL_H
+#define TIDAL_RUNTIME_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "cu.h"
+#include "tidal.h"
+
+/* Unit tests: use this table instead of dlopening a driver (call before tidal_init;
+ * NULL goes back to dlopen). */
+void tidal__set_driver(const tidal_cu *cu);
+/* The table in use (valid after tidal_init). */
+const tidal_cu *tidal__driver(void);
+
+/* The preload library's real dlsym (cu.c uses it when set). */
+extern void *(*tidal__real_dlsym)(void *, const char *);
+
+/* Record an error for tidal_last_error(); returns status. */
+int tidal__fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tidal__cuda_fail(CUresult r, const char *what);
+
+/* Debug log to stderr when TIDAL_DEBUG is set. */
+void tidal__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Always printed (once per distinct message site by the caller). */
+void tidal__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One launch as an interposer received it. */
+typedef struct tidal_launch_req {
+    CUfunction f;
+    unsigned grid[3], block[3], smem;
+    CUstream stream;
+    void **params, **extra;
+    const CUlaunchConfig *ex; /* non-NULL: came through cuLaunchKernelEx (grid etc. copied above) */
+    int ptsz;                 /* the _ptsz entry point: stream 0 is the per-thread stream */
+} tidal_launch_req;
+
+/* Launch through libtidal: reshaped clone on the stream's partition, else the original
+ * through the real driver. Initializes libtidal on first use (errors are printed once and
+ * launches pass through). Returns the CUresult of the launch. */
+CUresult tidal__launch(const tidal_launch_req *req);
+/* As tidal__launch, but when libtidal would launch the kernel unchanged it launches nothing,
+ * sets *handled = 0 and returns CUDA_SUCCESS (the CUDA-runtime wrappers then call the
+ * runtime's own launch so its error state stays right). */
+CUresult tidal__launch_or_decline(const tidal_launch_req *req, int *handled);
+
+/* Lazy init for interposers: 0 when libtidal is usable. */
+int tidal__ensure_init(void);
+
+/* Remote (tidald) side, remote.c */
+int tidal__remote_start(void);
+void tidal__remote_stop(void);
+/* Called by remote.c with tidald's partitions: create/update the remote partitions. */
+typedef struct tidal_remote_part {
+    char name[32];
+    uint64_t mask[4];
+} tidal_remote_part;
+void tidal__remote_apply(const tidal_remote_part *parts, unsigned n);
+/* For a tidald stats request: call fn for every partition of this process. */
+typedef void (*tidal_stats_fn)(void *arg, const char *name, uint64_t violations, const uint64_t sm_blocks[256]);
+void tidal__foreach_stats(tidal_stats_fn fn, void *arg);
+int tidal__is_mps(void);
+
+#endif

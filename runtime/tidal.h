@@ -1,0 +1,128 @@
+/* tidal.h — libtidal, the runtime that gives kernels rewritten by `tidal-opt -p tidal`
+ * their SM masks.
+ *
+ * Partitions are named SM sets ("ls" = 0-47, "be" = 48-131). A stream bound to a
+ * partition runs every rewritten kernel launched on it on that partition's SMs only;
+ * tidal_partition_set moves the set while kernels run (they leave SMs taken from them
+ * and flow into SMs given to them). Kernels that were not rewritten run untouched and
+ * are counted.
+ *
+ * Conventions (Lua style): opaque handles, every function returns an int status
+ * (TIDAL_OK = 0, negative on failure) and tidal_strerror() names it; the last error's
+ * detail text is in tidal_last_error(). CUDA types are passed as void * (CUstream,
+ * CUmodule, CUfunction), so this header does not need cuda.h.
+ *
+ * Threads: every function may be called from any thread. One CUDA context per process:
+ * the one current at tidal_init (else device 0's primary context).
+ */
+#ifndef TIDAL_H
+#define TIDAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TIDAL_VERSION_MAJOR 0
+#define TIDAL_VERSION_MINOR 1
+
+enum {
+    TIDAL_OK = 0,
+    TIDAL_ERR_INVALID = -1,       /* bad argument (NULL, out of range) */
+    TIDAL_ERR_PARSE = -2,         /* an SM set or name does not parse */
+    TIDAL_ERR_NOT_INIT = -3,      /* tidal_init has not run (or tidal_shutdown has) */
+    TIDAL_ERR_NO_DRIVER = -4,     /* libcuda.so.1 missing or lacks a needed entry point */
+    TIDAL_ERR_CUDA = -5,          /* a CUDA driver call failed (tidal_last_error names it) */
+    TIDAL_ERR_NO_MEMORY = -6,
+    TIDAL_ERR_EXISTS = -7,        /* a partition with that name exists */
+    TIDAL_ERR_NOT_FOUND = -8,     /* no such partition / module / tidald */
+    TIDAL_ERR_NOT_REWRITTEN = -9, /* module or kernel carries no tidal rewrite */
+    TIDAL_ERR_BUSY = -10,         /* partition still bound to a stream or module */
+    TIDAL_ERR_SMS = -11,          /* SM id >= the device's SM count (or >= 256) */
+    TIDAL_ERR_DAEMON = -12,       /* tidald protocol / connection failure */
+    TIDAL_ERR_MPS = -13,          /* cross-process partitions need one SM id space;
+                                     this process is an MPS client (docs/runtime.md) */
+};
+
+#define TIDAL_SMSET_WORDS 4 /* 256 SMs */
+typedef struct tidal_smset {
+    uint64_t bits[TIDAL_SMSET_WORDS]; /* bit s: SM s */
+} tidal_smset;
+
+/* "0-47,64,100-131", "all" (every SM of the device: resolved when applied), "none" or "".
+ * Whitespace around items is allowed. On TIDAL_ERR_PARSE, *errpos (if not NULL) gets the
+ * 0-based offset of the offending character. "all" sets *is_all (if not NULL). */
+int tidal_smset_parse(const char *text, tidal_smset *out, int *is_all, size_t *errpos);
+/* Canonical text ("0-47,64"; "none" when empty) into buf; returns the length it needs
+ * (like snprintf). */
+size_t tidal_smset_format(const tidal_smset *set, char *buf, size_t bufsize);
+unsigned tidal_smset_count(const tidal_smset *set);
+
+typedef struct tidal_part tidal_part;
+
+/* flags for tidal_init */
+#define TIDAL_INIT_NO_DAEMON 1u /* do not connect to tidald even if TIDAL_SOCKET or the
+                                   default socket exists */
+
+int tidal_init(unsigned flags);
+int tidal_shutdown(void);
+const char *tidal_strerror(int status);
+/* Detail of the last failure on this thread ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY"). */
+const char *tidal_last_error(void);
+/* SM count of the device (%nsmid as kernels of this process see it). */
+int tidal_device_sms(unsigned *out);
+
+/* Partitions. Names: 1..31 characters of [A-Za-z0-9_.-]. The SM set is a string as
+ * tidal_smset_parse takes it. A partition created here is local to the process; one that
+ * tidald owns (tidalctl create) appears here by name once tidal_init has connected, and
+ * follows tidald's changes (tidal_partition_set on it returns TIDAL_ERR_INVALID: change it
+ * with tidalctl). */
+int tidal_partition_create(const char *name, const char *smset, tidal_part **out);
+int tidal_partition_find(const char *name, tidal_part **out);
+/* Live: kernels running on p see the new set at their next claim. */
+int tidal_partition_set(tidal_part *p, const char *smset);
+int tidal_partition_set_mask(tidal_part *p, const tidal_smset *set);
+int tidal_partition_get_mask(tidal_part *p, tidal_smset *out);
+const char *tidal_partition_name(const tidal_part *p);
+int tidal_partition_destroy(tidal_part *p);
+
+/* Every rewritten kernel launched on stream (a CUstream; NULL = the legacy default
+ * stream) runs on p's SMs. p = NULL unbinds. Streams without a binding use the default
+ * partition (TIDAL_PARTITION, or tidal_set_default_partition), else run unmasked. */
+int tidal_stream_bind(void *stream, tidal_part *p);
+int tidal_set_default_partition(tidal_part *p);
+
+/* Attach a loaded module (CUmodule): load all of its functions now (a lazily loaded module
+ * makes its first launch wait for kernels already running) and point its __tidal_ctl at
+ * partition p (or the default partition when p is NULL): launches that bypass libtidal
+ * (Triton's own launcher) then run case b on that partition. TIDAL_ERR_NOT_REWRITTEN for a
+ * module without the rewrite (nothing is changed). A module's __tidal_ctl is written once. */
+int tidal_module_attach(void *module, tidal_part *p);
+
+/* The launch path every interposer uses (cuLaunchKernel's signature, f a CUfunction,
+ * stream a CUstream). A rewritten kernel runs as its reshaped clone (persistent workers
+ * over all SMs, its stream's partition); anything else is passed through untouched.
+ * Returns the CUresult of the real launch (0 = CUDA_SUCCESS). */
+int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void *stream, void **params, void **extra);
+
+typedef struct tidal_stats {
+    uint64_t launches_rewritten;   /* launched as reshaped clones (case c) */
+    uint64_t launches_unknown;     /* kernels without the rewrite, run untouched */
+    uint64_t launches_refused;     /* kernels of a rewritten module that the pass refused */
+    uint64_t launches_unmasked;    /* rewritten kernels launched with no partition */
+    uint64_t violations;           /* p: liveness-guard activations (see tidal_abi.h) */
+    uint64_t sm_blocks[256];       /* p: logical blocks run per SM */
+} tidal_stats;
+
+/* Process counters, plus p's device counters when p is not NULL (copies from the device;
+ * they include kernels still running). */
+int tidal_stats_get(tidal_part *p, tidal_stats *out);
+int tidal_stats_reset(tidal_part *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

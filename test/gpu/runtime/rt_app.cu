@@ -1,0 +1,647 @@
+// rt_app.cu -- a CUDA runtime program for the libtidal GPU tests (test/gpu/runtime/run.sh).
+// Built twice: by tidal-nvcc (linked with libtidal: launches go through the
+// cudaLaunchKernel wrappers) and by tidal-nvcc --tidal-no-runtime (kernels rewritten,
+// no libtidal: run under LD_PRELOAD=libtidal-preload.so). The tidal API is reached by
+// dlsym(RTLD_DEFAULT) in both builds, so the program needs no link-time dependency on it.
+//
+//   rt_app env  N              blocks of one kernel obey the default partition (TIDAL_PARTITION)
+//   rt_app api                 two partitions, two streams, concurrent kernels, histograms
+//   rt_app flip                the mask moves while a kernel runs (both directions)
+//   rt_app graph               a captured graph follows mask changes at every replay
+//   rt_app tenant NAME [--set SMSET --socket PATH]  (tidald) obey NAME; with --set, send
+//                              `set NAME SMSET` to tidald while the kernel runs and check
+//                              that the blocks claimed afterwards obey it; prints the
+//                              reaction time on the GPU clock
+//   rt_app hog [BLOCKS MS]     hold BLOCKS SMs (all shared memory each) for MS ms; print their ids
+//   rt_app probe               print the SM ids a small kernel's blocks ran on (run beside a hog)
+// Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tidal.h"
+
+static int failures = 0;
+#define CK(x)                                                                                  \
+    do {                                                                                       \
+        cudaError_t e_ = (x);                                                                  \
+        if (e_ != cudaSuccess) {                                                               \
+            printf("FAIL cuda: %s: %s (line %d)\n", #x, cudaGetErrorString(e_), __LINE__);     \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+static void result(const char *name, bool ok, const std::string &why = "")
+{
+    if (ok) printf("PASS %s%s%s\n", name, why.empty() ? "" : ": ", why.c_str());
+    else {
+        printf("FAIL %s: %s\n", name, why.c_str());
+        failures++;
+    }
+    fflush(stdout);
+}
+
+// ---------------------------------------------------------------- the tidal API, by name
+struct Api {
+    int (*partition_create)(const char *, const char *, tidal_part **);
+    int (*partition_find)(const char *, tidal_part **);
+    int (*partition_set)(tidal_part *, const char *);
+    int (*partition_get_mask)(tidal_part *, tidal_smset *);
+    int (*stream_bind)(void *, tidal_part *);
+    int (*stats_get)(tidal_part *, tidal_stats *);
+    int (*stats_reset)(tidal_part *);
+    int (*init)(unsigned);
+    const char *(*last_error)(void);
+} api;
+
+static void load_api()
+{
+#define GET(f) *(void **)&api.f = dlsym(RTLD_DEFAULT, "tidal_" #f)
+    GET(partition_create); GET(partition_find); GET(partition_set); GET(partition_get_mask);
+    GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
+#undef GET
+    if (!api.partition_create || !api.stream_bind) {
+        printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
+        exit(1);
+    }
+}
+
+#define TCK(x)                                                                                 \
+    do {                                                                                       \
+        int s_ = (x);                                                                          \
+        if (s_ != 0) {                                                                         \
+            printf("FAIL tidal: %s: status %d: %s (line %d)\n", #x, s_, api.last_error(), __LINE__); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+// ---------------------------------------------------------------- the kernel
+// One logical block: thread 0 records where and when it ran and in which order, then the
+// block spins for spin_ns (so kernels are long enough to move masks under them).
+struct Rec {
+    unsigned *sm;               // SM of each logical block
+    unsigned *count;            // executions of each logical block (must end at 1)
+    unsigned *order;            // claim order
+    unsigned long long *t;      // %globaltimer at start
+    unsigned char *saw;         // *flag when it started
+    unsigned *counter;          // next order value
+    volatile unsigned *progress;  // host-mapped: claim order of a recent block (every 256th)
+    volatile unsigned *flag;      // device memory: copied in by the host when it moves a mask
+};
+
+extern "C" __global__ void record_blocks(Rec r, unsigned spin_ns)
+{
+    unsigned b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    if (threadIdx.x == 0) {
+        unsigned sm;
+        unsigned long long t0, t;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        unsigned o = atomicAdd(r.counter, 1u);
+        r.sm[b] = sm;
+        r.order[b] = o;
+        r.t[b] = t0;
+        r.saw[b] = (unsigned char)*r.flag;
+        atomicAdd(&r.count[b], 1u);
+        if ((o & 255u) == 0) *r.progress = o;   // host-mapped: keep PCIe traffic low
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < spin_ns);
+    }
+    __syncthreads();
+}
+
+struct Run {
+    unsigned n;
+    Rec d;
+    volatile unsigned *hprogress;
+    unsigned *hflag;      // pinned source of the flag copy
+    cudaStream_t fstream; // the flag copy's stream (non-blocking, like libtidal's)
+    std::vector<unsigned> sm, count, order;
+    std::vector<unsigned long long> t;
+    std::vector<unsigned char> saw;
+
+    explicit Run(unsigned nblocks) : n(nblocks)
+    {
+        CK(cudaMalloc(&d.sm, n * 4)); CK(cudaMalloc(&d.count, n * 4)); CK(cudaMalloc(&d.order, n * 4));
+        CK(cudaMalloc(&d.t, n * 8)); CK(cudaMalloc(&d.saw, n)); CK(cudaMalloc(&d.counter, 4));
+        CK(cudaHostAlloc((void **)&hprogress, 4, cudaHostAllocMapped)); CK(cudaHostAlloc(&hflag, 4, 0));
+        CK(cudaHostGetDevicePointer((void **)&d.progress, (void *)hprogress, 0));
+        CK(cudaMalloc((void **)&d.flag, 4));
+        CK(cudaStreamCreateWithFlags(&fstream, cudaStreamNonBlocking));
+        reset();
+    }
+    void reset()
+    {
+        CK(cudaMemset(d.sm, 0xff, n * 4)); CK(cudaMemset(d.count, 0, n * 4)); CK(cudaMemset(d.order, 0xff, n * 4));
+        CK(cudaMemset(d.counter, 0, 4)); CK(cudaMemset(d.saw, 0, n)); CK(cudaMemset((void *)d.flag, 0, 4));
+        *hprogress = 0;
+        CK(cudaDeviceSynchronize());
+    }
+    void launch(cudaStream_t s, unsigned spin_ns, dim3 grid = dim3(0))
+    {
+        if (grid.x == 0) grid = dim3(n);
+        record_blocks<<<grid, 128, 0, s>>>(d, spin_ns);
+        CK(cudaGetLastError());
+    }
+    // blocks that start after the copy lands see saw = v: the host's moment on the GPU clock
+    void raise_flag(unsigned v)
+    {
+        *hflag = v;
+        CK(cudaMemcpyAsync((void *)d.flag, hflag, 4, cudaMemcpyHostToDevice, fstream));
+    }
+    // GPU time of the first block that saw flag >= v (~0 if none)
+    unsigned long long flag_time(unsigned v)
+    {
+        unsigned long long t0 = ~0ull;
+        for (unsigned i = 0; i < n; i++)
+            if (saw[i] >= v && t[i] < t0) t0 = t[i];
+        return t0;
+    }
+    unsigned long long last_start_outside(const tidal_smset &m)
+    {
+        unsigned long long tl = 0;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned s = sm[i];
+            if (!(s < 256 && ((m.bits[s / 64] >> (s % 64)) & 1)) && t[i] > tl) tl = t[i];
+        }
+        return tl;
+    }
+    void fetch()
+    {
+        sm.resize(n); count.resize(n); order.resize(n); t.resize(n); saw.resize(n);
+        CK(cudaMemcpy(sm.data(), d.sm, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(count.data(), d.count, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(order.data(), d.order, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(t.data(), d.t, n * 8, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(saw.data(), d.saw, n, cudaMemcpyDeviceToHost));
+    }
+    // every logical block ran exactly once
+    bool exactly_once(std::string *why)
+    {
+        for (unsigned i = 0; i < n; i++)
+            if (count[i] != 1) {
+                *why = "logical block " + std::to_string(i) + " ran " + std::to_string(count[i]) + " times";
+                return false;
+            }
+        return true;
+    }
+    // blocks with order >= from all on SMs of mask
+    unsigned outside(const tidal_smset &m, unsigned from = 0, unsigned *first_bad_sm = nullptr)
+    {
+        unsigned bad = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (order[i] < from) continue;
+            unsigned s = sm[i];
+            if (s >= 256 || !((m.bits[s / 64] >> (s % 64)) & 1)) {
+                if (!bad && first_bad_sm) *first_bad_sm = s;
+                bad++;
+            }
+        }
+        return bad;
+    }
+    unsigned distinct_sms(unsigned from = 0)
+    {
+        std::vector<bool> seen(256);
+        unsigned c = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (order[i] >= from && sm[i] < 256 && !seen[sm[i]]) seen[sm[i]] = true, c++;
+        return c;
+    }
+};
+
+// Blocks that may still start on SMs a mask change removed: each worker (at most 16 per SM
+// for this 128-thread kernel) runs the chunk it holds and the one it claimed ahead.
+static unsigned claim_margin(unsigned logical, unsigned allowed_sms, unsigned nsms)
+{
+    unsigned occ = 16, chunk = logical / (occ * (allowed_sms ? allowed_sms : 1) * 8);
+    const char *mc = getenv("TIDAL_MAX_CHUNK");
+    unsigned maxc = mc ? (unsigned)atoi(mc) : 32;
+    chunk = chunk < 1 ? 1 : chunk > maxc ? maxc : chunk;
+    return occ * nsms * (chunk + 1);
+}
+
+static tidal_smset parse(const char *s)
+{
+    tidal_smset m;
+    memset(&m, 0, sizeof m);
+    if (tidal_smset_parse(s, &m, nullptr, nullptr) != 0) { printf("FAIL setup: bad SM set %s\n", s); exit(1); }
+    return m;
+}
+
+static tidal_smset clip(tidal_smset m, int nsm)
+{
+    for (int b = nsm; b < 256; b++) m.bits[b / 64] &= ~(1ull << (b % 64));
+    return m;
+}
+
+static bool same(const tidal_smset &a, const tidal_smset &b) { return !memcmp(&a, &b, sizeof a); }
+
+static double now_us()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int nsm()
+{
+    int v;
+    CK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0));
+    return v;
+}
+
+// ---------------------------------------------------------------- modes
+static void mode_env(unsigned n)
+{
+    const char *e = getenv("TIDAL_PARTITION");
+    if (!e) { result("env", false, "TIDAL_PARTITION not set"); return; }
+    std::string name(e);
+    name = name.substr(0, name.find(':'));
+    Run r(n);
+    r.launch(0, 2000);
+    CK(cudaDeviceSynchronize());
+    r.fetch();
+    tidal_part *p;
+    TCK(api.partition_find(name.c_str(), &p));
+    tidal_smset m;
+    TCK(api.partition_get_mask(p, &m));
+    std::string why;
+    bool once = r.exactly_once(&why);
+    unsigned bad_sm = 0, bad = r.outside(m, 0, &bad_sm);
+    char ms[1100];
+    tidal_smset_format(&m, ms, sizeof ms);
+    tidal_stats st;
+    TCK(api.stats_get(p, &st));
+    uint64_t hist = 0;
+    for (int i = 0; i < 256; i++) hist += st.sm_blocks[i];
+    result("env.exactly-once", once, why);
+    result("env.inside-mask", bad == 0,
+           std::to_string(bad) + " of " + std::to_string(n) + " blocks outside " + ms +
+               (bad ? " (first on SM " + std::to_string(bad_sm) + ")" : "") + ", " +
+               std::to_string(r.distinct_sms()) + " SMs used");
+    result("env.rewritten-launch", st.launches_rewritten >= 1,
+           "launches rewritten " + std::to_string(st.launches_rewritten) + ", unknown " +
+               std::to_string(st.launches_unknown));
+    result("env.histogram", hist >= n, "histogram total " + std::to_string(hist) + " >= " + std::to_string(n));
+}
+
+static void mode_api()
+{
+    tidal_part *ls, *be;
+    TCK(api.partition_create("ls", "0-47", &ls));
+    TCK(api.partition_create("be", "48-131", &be));
+    cudaStream_t s1, s2;
+    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    TCK(api.stream_bind(s1, ls));
+    TCK(api.stream_bind(s2, be));
+    Run a(20000), b(40000);
+    a.launch(s1, 5000);
+    b.launch(s2, 5000, dim3(200, 200));
+    CK(cudaDeviceSynchronize());
+    a.fetch();
+    b.fetch();
+    std::string why;
+    result("api.ls.exactly-once", a.exactly_once(&why), why);
+    result("api.be.exactly-once", b.exactly_once(&why), why);
+    tidal_smset mls = parse("0-47"), mbe = clip(parse("48-131"), nsm());
+    unsigned oa = a.outside(mls), ob = b.outside(mbe);
+    result("api.ls.inside", oa == 0, std::to_string(oa) + " outside, " + std::to_string(a.distinct_sms()) + " SMs");
+    result("api.be.inside", ob == 0, std::to_string(ob) + " outside, " + std::to_string(b.distinct_sms()) + " SMs");
+    // both ran at the same time: their intervals overlap
+    unsigned long long a0 = *std::min_element(a.t.begin(), a.t.end()), a1 = *std::max_element(a.t.begin(), a.t.end());
+    unsigned long long b0 = *std::min_element(b.t.begin(), b.t.end()), b1 = *std::max_element(b.t.begin(), b.t.end());
+    result("api.concurrent", a0 < b1 && b0 < a1, "ls " + std::to_string((a1 - a0) / 1000) + " us, be " +
+                                                     std::to_string((b1 - b0) / 1000) + " us");
+    tidal_stats st;
+    TCK(api.stats_get(ls, &st));
+    uint64_t tot = 0, outside = 0;
+    for (int i = 0; i < 256; i++) tot += st.sm_blocks[i], outside += i >= 48 ? st.sm_blocks[i] : 0;
+    result("api.ls.histogram", tot == 20000 && outside == 0,
+           "sum " + std::to_string(tot) + ", outside " + std::to_string(outside) + ", violations " +
+               std::to_string(st.violations));
+    // an unbound stream runs unmasked (no default partition here)
+    Run c(5000);
+    cudaStream_t s3;
+    CK(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking));
+    c.launch(s3, 1000);
+    CK(cudaDeviceSynchronize());
+    c.fetch();
+    result("api.unbound.exactly-once", c.exactly_once(&why), why);
+    TCK(api.stats_get(nullptr, &st));
+    result("api.unbound.unmasked", st.launches_unmasked >= 1, "unmasked launches " + std::to_string(st.launches_unmasked));
+}
+
+// Run a long kernel on p, move p's mask to `to` at ~30% progress, check the blocks claimed
+// after the move (with a margin for blocks already claimed) obey `to`.
+static bool same_set(const tidal_smset &a, const tidal_smset &b) { return !memcmp(&a, &b, sizeof a); }
+
+// Run a long kernel on p; at ~30% progress move p's mask from `from` to `to`.
+//  - blocks claimed after the move (plus the claims already held) obey `to` where the
+//    kernel still has workers there: always for a shrink;
+//  - SMs a running kernel is given are used by its next launch (workers that found their
+//    SM outside the mask at launch have exited); the move is timed and reported;
+//  - every logical block runs exactly once in every case.
+static void flip_case(const char *label, tidal_part *p, const char *from, const char *to, cudaStream_t s)
+{
+    TCK(api.partition_set(p, from));
+    const unsigned n = 400000, spin = 5000;
+    Run r(n);
+    r.launch(s, spin);
+    while (*r.hprogress < n * 3 / 10) {}
+    r.raise_flag(1);
+    double t0 = now_us();
+    TCK(api.partition_set(p, to));
+    double t1 = now_us();
+    r.raise_flag(2);
+    CK(cudaStreamSynchronize(s));
+    r.fetch();
+    std::string why, L(label);
+    result((L + ".exactly-once").c_str(), r.exactly_once(&why), why);
+    tidal_smset mf = clip(parse(from), nsm()), mt = clip(parse(to), nsm());
+    unsigned at2 = ~0u;
+    for (unsigned i = 0; i < n; i++)
+        if (r.saw[i] >= 2 && r.order[i] < at2) at2 = r.order[i];
+    const unsigned margin = claim_margin(n, tidal_smset_count(&mf), nsm());
+    unsigned long long tf = r.flag_time(1), td = r.flag_time(2), tl = r.last_start_outside(mt);
+    unsigned long long k0 = *std::min_element(r.t.begin(), r.t.end()), k1 = *std::max_element(r.t.begin(), r.t.end());
+    tidal_smset both;
+    for (int w = 0; w < 4; w++) both.bits[w] = mf.bits[w] & mt.bits[w];
+    bool shrink = true;
+    for (int w = 0; w < 4; w++) shrink &= (mt.bits[w] & ~mf.bits[w]) == 0;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s -> %s at block %u of %u (kernel %.0f us, %u us/block); set %.1f us on the host, "
+             "mask on the GPU %.1f us after the request; last start on a removed SM %.1f us after it; "
+             "SMs used before/after %u/%u",
+             from, to, at2, n, (k1 - k0) / 1000.0, spin / 1000, t1 - t0, td > tf && td != ~0ull ? (td - tf) / 1000.0 : -1.0,
+             tl > tf ? (tl - tf) / 1000.0 : 0.0, r.distinct_sms(0), at2 == ~0u ? 0 : r.distinct_sms(at2 + margin));
+    if (shrink) {
+        unsigned bad = at2 == ~0u ? n : r.outside(mt, at2 + margin);
+        result((L + ".leaves").c_str(), bad == 0, std::to_string(bad) + " blocks outside after +" +
+                                                    std::to_string(margin) + "; " + msg);
+    } else {
+        // where workers remain (the SMs in both sets) the kernel keeps going; the rest waits
+        // for the next launch: report it, check only that nothing ran outside from|to
+        tidal_smset any;
+        for (int w = 0; w < 4; w++) any.bits[w] = mf.bits[w] | mt.bits[w];
+        unsigned bad = r.outside(any);
+        unsigned guard = bad;   // a disjoint move: the liveness guard finishes the kernel
+        if (tidal_smset_count(&both) == 0) bad = 0;
+        result((L + ".runs-on").c_str(), bad == 0, std::to_string(guard) + " blocks outside from|to; " + msg);
+        r.reset();
+        r.launch(s, 1000, dim3(20000));
+        CK(cudaStreamSynchronize(s));
+        r.fetch();
+        unsigned bad2 = 0;
+        for (unsigned i = 0; i < 20000; i++) {
+            unsigned q = r.sm[i];
+            if (q >= 256 || !((mt.bits[q / 64] >> (q % 64)) & 1)) bad2++;
+        }
+        std::vector<bool> seen(256);
+        unsigned used = 0;
+        for (unsigned i = 0; i < 20000; i++) if (r.sm[i] < 256 && !seen[r.sm[i]]) seen[r.sm[i]] = true, used++;
+        result((L + ".next-launch").c_str(), bad2 == 0 && used == tidal_smset_count(&mt),
+               std::to_string(used) + " SMs used of " + std::to_string(tidal_smset_count(&mt)) + ", " +
+                   std::to_string(bad2) + " blocks outside");
+    }
+    (void)same_set;
+}
+
+static void mode_flip()
+{
+    tidal_part *p;
+    TCK(api.partition_create("f", "all", &p));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    TCK(api.stream_bind(s, p));
+    flip_case("flip.shrink", p, "all", "0-65", s);
+    flip_case("flip.grow", p, "0-65", "all", s);
+    flip_case("flip.move", p, "0-31", "100-131", s);
+}
+
+static void mode_graph()
+{
+    tidal_part *p;
+    TCK(api.partition_create("g", "0-31", &p));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    TCK(api.stream_bind(s, p));
+    Run r(8000);
+    r.launch(s, 1000);   // warm up (module attach, occupancy) outside the capture
+    CK(cudaStreamSynchronize(s));
+    r.reset();
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    r.launch(s, 1000);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    const char *sets[] = {"0-31", "64-127", "5,7,9-20", "all"};
+    for (int i = 0; i < 4; i++) {
+        TCK(api.partition_set(p, sets[i]));
+        r.reset();
+        CK(cudaGraphLaunch(ge, s));
+        CK(cudaStreamSynchronize(s));
+        r.fetch();
+        std::string why;
+        bool once = r.exactly_once(&why);
+        unsigned bad = r.outside(clip(parse(sets[i]), nsm()));
+        result(("graph.replay" + std::to_string(i)).c_str(), once && bad == 0,
+               std::string(sets[i]) + ": " + (once ? "" : why + "; ") + std::to_string(bad) + " blocks outside, " +
+                   std::to_string(r.distinct_sms()) + " SMs used");
+    }
+}
+
+static int send_request(const char *sock, const std::string &line, std::string *reply)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
+    if (connect(fd, (sockaddr *)&a, sizeof a) != 0) { close(fd); return -1; }
+    std::string l = line + "\n";
+    if (write(fd, l.data(), l.size()) != (ssize_t)l.size()) { close(fd); return -1; }
+    char buf[4096];
+    reply->clear();
+    while (reply->find("\nend\n") == std::string::npos && reply->rfind("end\n", 0) != 0) {
+        ssize_t k = read(fd, buf, sizeof buf);
+        if (k <= 0) break;
+        reply->append(buf, k);
+    }
+    close(fd);
+    return 0;
+}
+
+static void mode_tenant(int argc, char **argv)
+{
+    const char *name = argv[2], *set = nullptr, *sock = getenv("TIDAL_SOCKET");
+    unsigned n = 400000, spin = 1000, set_n = 4000000, set_spin = 5000;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--spin")) spin = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--set")) set = argv[i + 1];
+        else if (!strcmp(argv[i], "--set-blocks")) set_n = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--set-spin")) set_spin = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--socket")) sock = argv[i + 1];
+        else if (!strcmp(argv[i], "--blocks")) n = (unsigned)atoi(argv[i + 1]);
+    }
+    Run r(n);
+    r.launch(0, spin);
+    CK(cudaDeviceSynchronize());
+    tidal_part *p;
+    TCK(api.partition_find(name, &p));
+    tidal_smset m0;
+    TCK(api.partition_get_mask(p, &m0));
+    r.fetch();
+    std::string why;
+    char ms[1100];
+    tidal_smset_format(&m0, ms, sizeof ms);
+    result("tenant.exactly-once", r.exactly_once(&why), why);
+    unsigned bad = r.outside(m0);
+    result("tenant.inside", bad == 0, std::string(name) + " = " + ms + ": " + std::to_string(bad) + " outside, " +
+                                          std::to_string(r.distinct_sms()) + " SMs used");
+    if (!set) return;
+    // a long kernel (4M blocks of 5 us: ~10 ms) moved at 30%
+    n = set_n;
+    spin = set_spin;
+    Run r2(n);
+    Run &rr = r2;
+    rr.launch(0, spin);
+    while (*rr.hprogress < n * 3 / 10) {}
+    rr.raise_flag(1);   // lands about when the request leaves: the request's time on the GPU clock
+    std::string reply;
+    double t0 = now_us();
+    int rc = send_request(sock, std::string("set ") + name + " " + set, &reply);
+    double t1 = now_us();
+    tidal_smset mt = clip(parse(set), nsm()), cur;
+    // the tenant's watcher thread applies it: the host copy changes once the device copy is done
+    for (;;) {   // poll gently: the watcher thread needs the lock this takes
+        TCK(api.partition_get_mask(p, &cur));
+        if (same(cur, mt) || now_us() - t0 > 2e6) break;
+        sched_yield();
+    }
+    double t2 = now_us();
+    rr.raise_flag(2);
+    CK(cudaDeviceSynchronize());
+    rr.fetch();
+    result("tenant.set-accepted", rc == 0 && reply.rfind("ok", 0) == 0, reply.substr(0, reply.find('\n')));
+    result("tenant.set.applied", same(cur, mt), "mask applied in this process " + std::to_string((int)(t2 - t0)) + " us after the request");
+    result("tenant.set.exactly-once", rr.exactly_once(&why), why);
+    unsigned at2 = ~0u;
+    for (unsigned i = 0; i < n; i++)
+        if (rr.saw[i] >= 2 && rr.order[i] < at2) at2 = rr.order[i];
+    const unsigned margin = claim_margin(n, tidal_smset_count(&m0), nsm());
+    bad = at2 == ~0u ? n : rr.outside(mt, at2 + margin);
+    result("tenant.set.obeys", bad == 0, std::to_string(bad) + " blocks outside " + set + " after block " +
+                                             std::to_string(at2) + " + " + std::to_string(margin) + " of " + std::to_string(n));
+    // on the GPU clock: request sent (flag 1) -> mask in place (flag 2) -> last start on a removed SM
+    unsigned long long tf = rr.flag_time(1), td = rr.flag_time(2), tl = rr.last_start_outside(mt);
+    printf("reaction_us %.1f control_us %.1f request_us %.1f block_us %.1f\n", tl > tf ? (tl - tf) / 1000.0 : 0.0,
+           td > tf && td != ~0ull ? (td - tf) / 1000.0 : -1.0, t1 - t0, spin / 1000.0);
+}
+
+// ---------------------------------------------------------------- the hog test (MPS)
+// hog: one block per SM, each holding all of an SM's shared memory for MS ms, reporting the
+// SM ids it holds; probe (started while a hog runs in another process): where do this
+// process's blocks land, by its own %smid?
+extern "C" __global__ void hog_kernel(unsigned *sm, unsigned long long ns)
+{
+    extern __shared__ unsigned char big[];
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    if (threadIdx.x == 0) {
+        unsigned s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        sm[blockIdx.x] = s;
+        big[0] = (unsigned char)s;
+    }
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < ns);
+}
+
+extern "C" __global__ void probe_kernel(unsigned *sm)
+{
+    if (threadIdx.x == 0) {
+        unsigned s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        sm[blockIdx.x] = s;
+    }
+}
+
+static std::string ids(const std::vector<unsigned> &v)
+{
+    std::vector<unsigned> u(v);
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    tidal_smset m;
+    memset(&m, 0, sizeof m);
+    for (unsigned x : u) if (x < 256) m.bits[x / 64] |= 1ull << (x % 64);
+    char b[1100];
+    tidal_smset_format(&m, b, sizeof b);
+    return std::to_string(u.size()) + " SMs: " + b;
+}
+
+static int mode_hog(unsigned nblocks, unsigned ms)
+{
+    int smem;
+    CK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    CK(cudaFuncSetAttribute(hog_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    unsigned *d;
+    CK(cudaMalloc(&d, nblocks * 4));
+    hog_kernel<<<nblocks, 32, smem>>>(d, ms * 1000000ull);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned> h(nblocks);
+    CK(cudaMemcpy(h.data(), d, nblocks * 4, cudaMemcpyDeviceToHost));
+    int nsmid = nsm();
+    printf("hog held %s (of %d SMs this client sees)\n", ids(h).c_str(), nsmid);
+    return 0;
+}
+
+static int mode_probe()
+{
+    const unsigned n = 20000;
+    unsigned *d;
+    CK(cudaMalloc(&d, n * 4));
+    probe_kernel<<<n, 64>>>(d);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned> h(n);
+    CK(cudaMemcpy(h.data(), d, n * 4, cudaMemcpyDeviceToHost));
+    printf("probe ran on %s (of %d SMs this client sees)\n", ids(h).c_str(), nsm());
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe\n");
+        return 2;
+    }
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    CK(cudaFree(0));
+    if (!strcmp(argv[1], "hog")) return mode_hog(argc > 2 ? atoi(argv[2]) : 66, argc > 3 ? atoi(argv[3]) : 3000);
+    if (!strcmp(argv[1], "probe")) return mode_probe();
+    load_api();
+    // the API needs libtidal initialized; launches initialize it lazily, the API does not
+    if (api.init) api.init(0);
+    std::string m = argv[1];
+    if (m == "env") mode_env(argc > 2 ? (unsigned)atoi(argv[2]) : 50000);
+    else if (m == "api") mode_api();
+    else if (m == "flip") mode_flip();
+    else if (m == "graph") mode_graph();
+    else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
+    else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
+    return failures ? 1 : 0;
+}

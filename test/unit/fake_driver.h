@@ -1,0 +1,205 @@
+/* fake_driver.h — a fake CUDA driver table for libtidal's unit tests (no GPU): "device
+ * memory" is host memory, launches are recorded in `last`, not run. One module "rw" holds a
+ * rewritten kernel k (clone k__tidal_reshaped, tidal_launch at offset 16) and a refused
+ * kernel r; module "plain" holds u, not rewritten. Include once per test program. */
+#ifndef TIDAL_FAKE_DRIVER_H
+#define TIDAL_FAKE_DRIVER_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+#include "tidal_abi.h"
+
+
+#define NSM 132
+#define FAKE_OCC 4
+
+typedef struct fake_module {
+    int rewritten;
+    uint64_t ctl;    /* __tidal_ctl */
+    uint32_t marker;
+    const char *names[4];
+    struct fake_fn *fns[4];
+} fake_module;
+
+typedef struct fake_fn {
+    const char *name;
+    fake_module *mod;
+    unsigned nparams;
+    size_t off[8], size[8];
+    int max_dyn_smem;
+    int loaded;
+} fake_fn;
+
+static struct {
+    CUfunction f;
+    unsigned grid[3], block[3], smem;
+    CUstream stream;
+    void *params[8];
+    unsigned char buf[256];
+    size_t bufsize;
+    int via_ex, nattrs, calls;
+} last;
+
+static CUresult f_init(unsigned x) { (void)x; return CUDA_SUCCESS; }
+static CUresult f_errname(CUresult r, const char **s) { *s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_X"; return CUDA_SUCCESS; }
+static CUcontext the_ctx = (CUcontext)0x1000;
+static CUresult f_ctxget(CUcontext *c) { *c = the_ctx; return CUDA_SUCCESS; }
+static CUresult f_ctxset(CUcontext c) { the_ctx = c; return CUDA_SUCCESS; }
+static CUresult f_ctxdev(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult f_devget(CUdevice *d, int o) { (void)o; *d = 0; return CUDA_SUCCESS; }
+static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = the_ctx; return CUDA_SUCCESS; }
+static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? NSM : 0;
+    return CUDA_SUCCESS;
+}
+static int alloc_fail;
+static CUresult f_alloc(CUdeviceptr *p, size_t n)
+{
+    if (alloc_fail) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *m = calloc(1, n);
+    *p = (CUdeviceptr)m;
+    return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult f_free(CUdeviceptr p) { free((void *)p); return CUDA_SUCCESS; }
+static CUresult f_allochost(void **p, size_t n) { *p = calloc(1, n); return CUDA_SUCCESS; }
+static CUresult f_freehost(void *p) { free(p); return CUDA_SUCCESS; }
+static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { (void)s; memset((void *)p, v, n); return CUDA_SUCCESS; }
+static CUresult f_htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { (void)s; memcpy((void *)d, h, n); return CUDA_SUCCESS; }
+static CUresult f_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)d, n); return CUDA_SUCCESS; }
+static CUresult f_screate(CUstream *s, unsigned fl) { (void)fl; *s = (CUstream)0x5000; return CUDA_SUCCESS; }
+static CUresult f_sdestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
+static CUresult f_ssync(CUstream s) { (void)s; return CUDA_SUCCESS; }
+static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
+{
+    fake_module *fm = (fake_module *)m;
+    if (!fm->rewritten) return CUDA_ERROR_NOT_FOUND;
+    if (strcmp(name, TIDAL_CTL_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->ctl; *n = 8; return CUDA_SUCCESS; }
+    if (strcmp(name, TIDAL_MARKER_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->marker; *n = 4; return CUDA_SUCCESS; }
+    return CUDA_ERROR_NOT_FOUND;
+}
+static CUresult f_getfn(CUfunction *f, CUmodule m, const char *name)
+{
+    fake_module *fm = (fake_module *)m;
+    for (int i = 0; i < 4 && fm->names[i]; i++)
+        if (strcmp(fm->names[i], name) == 0) { *f = (CUfunction)fm->fns[i]; return CUDA_SUCCESS; }
+    return CUDA_ERROR_NOT_FOUND;
+}
+static CUresult f_fncount(unsigned *n, CUmodule m)
+{
+    fake_module *fm = (fake_module *)m;
+    unsigned c = 0;
+    while (c < 4 && fm->names[c]) c++;
+    *n = c;
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnenum(CUfunction *fs, unsigned n, CUmodule m)
+{
+    fake_module *fm = (fake_module *)m;
+    for (unsigned i = 0; i < n; i++) fs[i] = (CUfunction)fm->fns[i];
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnmod(CUmodule *m, CUfunction f) { *m = (CUmodule)((fake_fn *)f)->mod; return CUDA_SUCCESS; }
+static CUresult f_fnname(const char **s, CUfunction f) { *s = ((fake_fn *)f)->name; return CUDA_SUCCESS; }
+static CUresult f_paraminfo(CUfunction f, size_t i, size_t *off, size_t *sz)
+{
+    fake_fn *ff = (fake_fn *)f;
+    if (i >= ff->nparams) return CUDA_ERROR_INVALID_VALUE;
+    *off = ff->off[i];
+    *sz = ff->size[i];
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnattr(int *v, CUfunction_attribute a, CUfunction f)
+{
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? ((fake_fn *)f)->max_dyn_smem : 0;
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnsetattr(CUfunction f, CUfunction_attribute a, int v)
+{
+    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) ((fake_fn *)f)->max_dyn_smem = v;
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnload(CUfunction f) { ((fake_fn *)f)->loaded = 1; return CUDA_SUCCESS; }
+static CUresult f_occ(int *occ, CUfunction f, int threads, size_t smem)
+{
+    fake_fn *ff = (fake_fn *)f;
+    *occ = (threads > 1024 || (smem > 48 * 1024 && (int)smem > ff->max_dyn_smem)) ? 0 : FAKE_OCC;
+    return CUDA_SUCCESS;
+}
+static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned smem, CUstream s, void **params, void **extra)
+{
+    memset(&last, 0, sizeof last);
+    last.calls = 1;
+    last.f = f;
+    last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
+    last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
+    last.smem = smem;
+    last.stream = s;
+    fake_fn *ff = (fake_fn *)f;
+    if (params)
+        for (unsigned i = 0; i < ff->nparams && i < 8; i++) last.params[i] = params[i];
+    if (extra) {
+        void *buf = NULL;
+        size_t n = 0;
+        for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = extra[i + 1];
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) n = *(size_t *)extra[i + 1];
+        }
+        if (buf && n <= sizeof last.buf) memcpy(last.buf, buf, n);
+        last.bufsize = n;
+    }
+}
+static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                         unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
+{
+    record(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    return CUDA_SUCCESS;
+}
+static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    record(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ, c->sharedMemBytes,
+           c->hStream, params, extra);
+    last.via_ex = 1;
+    last.nattrs = (int)c->numAttrs;
+    return CUDA_SUCCESS;
+}
+
+static tidal_cu fake = {
+    .Init = f_init, .GetErrorName = f_errname, .CtxGetCurrent = f_ctxget, .CtxSetCurrent = f_ctxset,
+    .CtxGetDevice = f_ctxdev, .DeviceGet = f_devget, .DevicePrimaryCtxRetain = f_retain,
+    .DeviceGetAttribute = f_attr, .MemAlloc = f_alloc, .MemFree = f_free, .MemAllocHost = f_allochost,
+    .MemFreeHost = f_freehost, .MemsetD8Async = f_memset, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
+    .StreamCreate = f_screate, .StreamDestroy = f_sdestroy, .StreamSynchronize = f_ssync,
+    .ModuleGetGlobal = f_global, .ModuleGetFunction = f_getfn, .ModuleGetFunctionCount = f_fncount,
+    .ModuleEnumerateFunctions = f_fnenum, .FuncGetModule = f_fnmod, .FuncGetName = f_fnname,
+    .FuncGetParamInfo = f_paraminfo, .FuncGetAttribute = f_fnattr, .FuncSetAttribute = f_fnsetattr,
+    .FuncLoad = f_fnload, .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
+    .LaunchKernelEx = f_launchex,
+};
+
+/* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
+ * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
+static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, 24}, 0, 0};
+static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0};
+static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0};
+static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}};
+static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}};
+
+
+static void fake_reset(void)
+{
+    fk.mod = fkc.mod = fr.mod = &mrw;
+    fu.mod = &mplain;
+    mrw.ctl = 0;
+    fk.max_dyn_smem = fkc.max_dyn_smem = 0;
+    alloc_fail = 0;
+    memset(&last, 0, sizeof last);
+}
+
+#endif

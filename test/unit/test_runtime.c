@@ -1,0 +1,374 @@
+/* test_runtime.c — libtidal against a fake driver table (no GPU): SM sets, partitions
+ * and their device control blocks, stream bindings, module attachment, and the launch
+ * path (which kernel is launched, with what grid and parameters). "Device memory" is host
+ * memory; launches are recorded, not run. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "runtime_internal.h"
+#include "tidal.h"
+#include "tidal_abi.h"
+
+#include "fake_driver.h"
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_reset();
+    unsetenv("TIDAL_PARTITION");
+    setenv("TIDAL_NO_DAEMON", "1", 1);
+    tidal__set_driver(&fake);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    tidal__set_driver(NULL);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ SM sets */
+
+static void test_smset_parse_format(void **state)
+{
+    (void)state;
+    tidal_smset s;
+    int all = -1;
+    size_t pos = 0;
+    char buf[128];
+    assert_int_equal(tidal_smset_parse("0-47,64,100-131", &s, &all, &pos), TIDAL_OK);
+    assert_int_equal(all, 0);
+    assert_int_equal(tidal_smset_count(&s), 48 + 1 + 32);
+    tidal_smset_format(&s, buf, sizeof buf);
+    assert_string_equal(buf, "0-47,64,100-131");
+    assert_int_equal(tidal_smset_parse(" 3 - 5 , 1 ", &s, NULL, NULL), TIDAL_OK);
+    tidal_smset_format(&s, buf, sizeof buf);
+    assert_string_equal(buf, "1,3-5");
+    assert_int_equal(tidal_smset_parse("none", &s, NULL, NULL), TIDAL_OK);
+    assert_int_equal(tidal_smset_count(&s), 0);
+    tidal_smset_format(&s, buf, sizeof buf);
+    assert_string_equal(buf, "none");
+    assert_int_equal(tidal_smset_parse("all", &s, &all, NULL), TIDAL_OK);
+    assert_int_equal(all, 1);
+    assert_int_equal(tidal_smset_count(&s), 256);
+    /* errors name the offset */
+    assert_int_equal(tidal_smset_parse("5-3", &s, NULL, &pos), TIDAL_ERR_PARSE);
+    assert_int_equal(tidal_smset_parse("1,,2", &s, NULL, &pos), TIDAL_ERR_PARSE);
+    assert_int_equal(pos, 2);
+    assert_int_equal(tidal_smset_parse("256", &s, NULL, &pos), TIDAL_ERR_PARSE);
+    assert_int_equal(tidal_smset_parse("x", &s, NULL, &pos), TIDAL_ERR_PARSE);
+    assert_int_equal(pos, 0);
+    assert_int_equal(tidal_smset_parse("1-2x", &s, NULL, &pos), TIDAL_ERR_PARSE);
+    assert_int_equal(pos, 3);
+    /* formatting into a short buffer truncates but reports the full length */
+    tidal_smset_parse("0,2,4,6,8", &s, NULL, NULL);
+    assert_int_equal(tidal_smset_format(&s, buf, 4), strlen("0,2,4,6,8"));
+    assert_string_equal(buf, "0,2");
+}
+
+/* ------------------------------------------------------------------ init, partitions */
+
+static void test_no_driver(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    tidal__set_driver(NULL);
+    setenv("TIDAL_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+    assert_int_equal(tidal_init(0), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "/nonexistent/libcuda.so.1"));
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("ls", "0-3", &p), TIDAL_ERR_NOT_INIT);
+    unsetenv("TIDAL_LIBCUDA");
+    tidal__set_driver(&fake);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+}
+
+/* Launch k once on a stream bound to p and return the tidal_launch it got. */
+static tidal_launch launch_k(tidal_part *p, unsigned grid, CUstream s)
+{
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    assert_int_equal(tidal_launch_kernel(&fk, grid, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    tidal_launch tl;
+    memset(&tl, 0, sizeof tl);
+    if (last.f == (CUfunction)&fkc) memcpy(&tl, last.params[2], sizeof tl);
+    return tl;
+}
+
+static void test_partitions(void **state)
+{
+    (void)state;
+    tidal_part *ls, *be, *x;
+    unsigned nsm;
+    assert_int_equal(tidal_device_sms(&nsm), TIDAL_OK);
+    assert_int_equal(nsm, NSM);
+    assert_int_equal(tidal_partition_create("ls", "0-47", &ls), TIDAL_OK);
+    assert_string_equal(tidal_partition_name(ls), "ls");
+    assert_int_equal(tidal_partition_create("ls", "1", &x), TIDAL_ERR_EXISTS);
+    assert_int_equal(tidal_partition_create("bad name", "1", &x), TIDAL_ERR_PARSE);
+    assert_int_equal(tidal_partition_create("be", "48-200", &x), TIDAL_ERR_SMS);
+    assert_non_null(strstr(tidal_last_error(), "SM 132"));
+    assert_int_equal(tidal_partition_create("be", "48-", &x), TIDAL_ERR_PARSE);
+    assert_int_equal(tidal_partition_create("be", "all", &be), TIDAL_OK);
+    tidal_smset m;
+    tidal_partition_get_mask(be, &m);
+    assert_int_equal(tidal_smset_count(&m), NSM);   /* "all" = this device's SMs */
+
+    /* the device block: header mask, slot table size, histogram pointer */
+    tidal_launch tl = launch_k(ls, 1000, (CUstream)0x77);
+    assert_int_not_equal(tl.partition, 0);
+    const tidal_partition *dp = (const tidal_partition *)(uintptr_t)tl.partition;
+    assert_int_equal(dp->mask[0], ~0ull >> 16);
+    assert_int_equal(dp->mask[1], 0);
+    assert_int_equal(dp->slot_mask, 127);
+    assert_int_not_equal(dp->sm_blocks, 0);
+
+    /* live change reaches the device block */
+    assert_int_equal(tidal_partition_set(ls, "0-3,64"), TIDAL_OK);
+    assert_int_equal(dp->mask[0], 0xfull);
+    assert_int_equal(dp->mask[1], 1ull);
+    assert_int_equal(tidal_partition_set(ls, "0-,"), TIDAL_ERR_PARSE);
+    assert_int_equal(dp->mask[0], 0xfull);   /* a failed set changes nothing */
+
+    /* bound partitions cannot go away */
+    assert_int_equal(tidal_partition_destroy(ls), TIDAL_ERR_BUSY);
+    tidal_stream_bind((CUstream)0x77, NULL);
+    assert_int_equal(tidal_partition_destroy(ls), TIDAL_OK);
+    assert_int_equal(tidal_partition_find("ls", &x), TIDAL_ERR_NOT_FOUND);
+    assert_int_equal(tidal_partition_find("be", &x), TIDAL_OK);
+    assert_ptr_equal(x, be);
+
+    alloc_fail = 1;
+    assert_int_equal(tidal_partition_create("oom", "1", &x), TIDAL_ERR_CUDA);
+    assert_non_null(strstr(tidal_last_error(), "CUDA_ERROR_OUT_OF_MEMORY"));
+    alloc_fail = 0;
+}
+
+/* ------------------------------------------------------------------ launches */
+
+static void test_launch_reshapes(void **state)
+{
+    (void)state;
+    tidal_part *ls;
+    assert_int_equal(tidal_partition_create("ls", "0-47", &ls), TIDAL_OK);
+    CUstream s = (CUstream)0x99;
+    uint64_t a0 = 7;
+    int a1 = 3;
+    void *params[] = {&a0, &a1};
+    tidal_stream_bind(s, ls);
+
+    /* small grid: one worker per logical block, chunk 1 */
+    assert_int_equal(tidal_launch_kernel(&fk, 100, 2, 1, 128, 2, 1, 512, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.grid[0], 200);
+    assert_int_equal(last.grid[1], 1);
+    assert_int_equal(last.block[0], 128);
+    assert_int_equal(last.block[1], 2);
+    assert_int_equal(last.smem, 512);
+    assert_ptr_equal(last.stream, s);
+    assert_ptr_equal(last.params[0], &a0);
+    assert_ptr_equal(last.params[1], &a1);
+    tidal_launch tl;
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.grid[0], 100);
+    assert_int_equal(tl.grid[1], 2);
+    assert_int_equal(tl.grid[2], 1);
+    assert_int_equal(tl.chunk, 1);
+    assert_true(fk.loaded && fkc.loaded && fr.loaded);   /* the module was loaded eagerly */
+
+    /* large grid: workers = occupancy x all SMs; chunk from the partition's SMs, <= 32 */
+    assert_int_equal(tidal_launch_kernel(&fk, 1 << 20, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(last.grid[0], FAKE_OCC * NSM);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.chunk, 32);
+    assert_int_equal(tidal_launch_kernel(&fk, 20000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.chunk, 20000 / (FAKE_OCC * 48 * 8));
+
+    tidal_stats st;
+    assert_int_equal(tidal_stats_get(NULL, &st), TIDAL_OK);
+    assert_int_equal(st.launches_rewritten, 3);
+    tidal_stream_bind(s, NULL);
+}
+
+static void test_launch_passthrough(void **state)
+{
+    (void)state;
+    uint64_t a0 = 1;
+    void *params[] = {&a0, &a0};
+    CUstream s = (CUstream)0x42;
+    /* no partition anywhere: the original, as given */
+    assert_int_equal(tidal_launch_kernel(&fk, 10, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    assert_int_equal(last.grid[0], 10);
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("be", "48-131", &p), TIDAL_OK);
+    tidal_stream_bind(s, p);
+    /* not rewritten: untouched */
+    assert_int_equal(tidal_launch_kernel(&fu, 10, 3, 1, 32, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fu);
+    assert_int_equal(last.grid[1], 3);
+    /* refused by the pass: untouched */
+    assert_int_equal(tidal_launch_kernel(&fr, 10, 1, 1, 32, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fr);
+    /* a block size the clone cannot run: the original */
+    assert_int_equal(tidal_launch_kernel(&fk, 10, 1, 1, 2048, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    tidal_stats st;
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_unknown, 1);
+    assert_int_equal(st.launches_refused, 1);
+    assert_int_equal(st.launches_unmasked, 2);
+    assert_int_equal(st.launches_rewritten, 0);
+    tidal_stream_bind(s, NULL);
+}
+
+static void test_launch_extra_buffer(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("be", "48-131", &p), TIDAL_OK);
+    assert_int_equal(tidal_set_default_partition(p), TIDAL_OK);
+    unsigned char buf[12];
+    for (int i = 0; i < 12; i++) buf[i] = (unsigned char)(0xa0 + i);
+    size_t n = sizeof buf;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
+    assert_int_equal(tidal_launch_kernel(&fk, 64, 1, 1, 32, 1, 1, 0, NULL, NULL, extra), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.bufsize, 16 + sizeof(tidal_launch));
+    assert_memory_equal(last.buf, buf, 12);
+    tidal_launch tl;
+    memcpy(&tl, last.buf + 16, sizeof tl);
+    assert_int_equal(tl.grid[0], 64);
+    assert_int_not_equal(tl.partition, 0);
+    /* the module's __tidal_ctl follows the default partition (for launches not seen here) */
+    assert_int_equal(mrw.ctl, tl.partition);
+    tidal_set_default_partition(NULL);
+}
+
+static void test_launch_ex_and_smem(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("ls", "0-15", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x55;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    void *params[] = {&a0, &a0};
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    attr.value.priority = 1;
+    CUlaunchConfig c = {.gridDimX = 50, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
+                        .blockDimZ = 1, .sharedMemBytes = 0, .hStream = s, .attrs = &attr, .numAttrs = 1};
+    tidal_launch_req q = {.f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s,
+                          .params = params, .ex = &c};
+    assert_int_equal(tidal__launch(&q), CUDA_SUCCESS);
+    assert_true(last.via_ex);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.nattrs, 1);   /* attributes kept */
+    assert_int_equal(last.grid[0], 50);
+    /* cooperative launches keep the original */
+    attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr.value.cooperative = 1;
+    assert_int_equal(tidal__launch(&q), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    assert_int_equal(last.grid[0], 50);
+
+    /* > 48 KiB dynamic shared memory: the clone gets the original's limit */
+    fk.max_dyn_smem = 100000;
+    assert_int_equal(tidal_launch_kernel(&fk, 50, 1, 1, 64, 1, 1, 90000, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(fkc.max_dyn_smem, 100000);
+    tidal_stream_bind(s, NULL);
+}
+
+static void test_module_attach(void **state)
+{
+    (void)state;
+    tidal_part *a, *b;
+    assert_int_equal(tidal_partition_create("a", "0-7", &a), TIDAL_OK);
+    assert_int_equal(tidal_partition_create("b", "8-15", &b), TIDAL_OK);
+    assert_int_equal(tidal_module_attach(&mplain, a), TIDAL_ERR_NOT_REWRITTEN);
+    assert_int_equal(mplain.ctl, 0);
+    assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);
+    assert_int_not_equal(mrw.ctl, 0);
+    const tidal_partition *dp = (const tidal_partition *)(uintptr_t)mrw.ctl;
+    assert_int_equal(dp->mask[0], 0xffull);
+    assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);   /* idempotent */
+    assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_ERR_BUSY);
+    assert_int_equal(tidal_partition_destroy(a), TIDAL_ERR_BUSY);
+
+    /* statistics read the device counters */
+    uint64_t *hist = (uint64_t *)(uintptr_t)dp->sm_blocks;
+    hist[3] = 17;
+    hist[131] = 5;
+    ((tidal_partition *)(uintptr_t)mrw.ctl)->violations = 2;
+    tidal_stats st;
+    assert_int_equal(tidal_stats_get(a, &st), TIDAL_OK);
+    assert_int_equal(st.sm_blocks[3], 17);
+    assert_int_equal(st.sm_blocks[131], 5);
+    assert_int_equal(st.violations, 2);
+    assert_int_equal(tidal_stats_reset(a), TIDAL_OK);
+    assert_int_equal(hist[3], 0);
+    assert_int_equal(tidal_stats_get(a, &st), TIDAL_OK);
+    assert_int_equal(st.violations, 0);
+}
+
+static void test_env_partition(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    setenv("TIDAL_PARTITION", "be:64-131", 1);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+    tidal_part *p;
+    assert_int_equal(tidal_partition_find("be", &p), TIDAL_OK);
+    tidal_launch tl = launch_k(NULL, 500, (CUstream)0x31);   /* unbound stream: default partition */
+    assert_int_not_equal(tl.partition, 0);
+    assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[1], ~0ull);
+    tidal_shutdown();
+    setenv("TIDAL_PARTITION", "be:64-200", 1);
+    assert_int_equal(tidal_init(0), TIDAL_ERR_SMS);
+    assert_non_null(strstr(tidal_last_error(), "TIDAL_PARTITION"));
+    setenv("TIDAL_PARTITION", "b e", 1);
+    assert_int_equal(tidal_init(0), TIDAL_ERR_PARSE);
+    unsetenv("TIDAL_PARTITION");
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    for (int s = TIDAL_OK; s >= TIDAL_ERR_MPS; s--) assert_string_not_equal(tidal_strerror(s), "unknown status");
+    assert_string_equal(tidal_strerror(1234), "unknown status");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smset_parse_format),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test_setup_teardown(test_no_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partitions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_passthrough, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_extra_buffer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_module_attach, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
+}
