@@ -35,13 +35,13 @@ for i in $(seq 50); do "$B/bin/tidalctl" ping >/dev/null 2>&1 && break; sleep 0.
 "$B/bin/tidalctl" create ls 0-47
 "$B/bin/tidalctl" create be 48-131
 
-total=$((3 * PHASE + 2))
+total=$((3 * PHASE + 6))
 TIDAL_TENANT=ls TIDAL_PARTITION=ls "$W/colocate" ls "$total" &
 pids+=($!)
 TIDAL_TENANT=be TIDAL_PARTITION=be "$W/colocate" be "$total" &
 pids+=($!)
 
-# SM map of one partition since the last snapshot: '#' = ran blocks there, '.' = did not
+# SM map of one partition between two snapshots: '#' = ran blocks there, '.' = did not
 snapshot() { "$B/bin/tidalctl" hist "$1" | awk '$1 ~ /^[0-9]+$/ && NF >= 2 {print $1, $2}' >"$W/$1.$2"; }
 smmap() {   # smmap NAME FROM TO
   awk -v n=132 'NR == FNR {prev[$1] = $2; next} {cur[$1] = $2}
@@ -49,22 +49,24 @@ smmap() {   # smmap NAME FROM TO
          d = 0; for (s in cur) d += cur[s] - prev[s]; printf "%s  %d blocks\n", line, d}' \
     "$W/$1.$2" "$W/$1.$3"
 }
-show() {   # show PHASE-NUMBER
-  snapshot ls "$1"; snapshot be "$1"
+# phase N: apply the split, let the change settle (running kernels leave the SMs taken from
+# them within microseconds; claims already held finish), then count PHASE seconds
+phase() {   # phase N LS-SET BE-SET TITLE
+  "$B/bin/tidalctl" set ls "$2" >/dev/null
+  "$B/bin/tidalctl" set be "$3" >/dev/null
+  sleep 0.3
+  snapshot ls "$1a"; snapshot be "$1a"
+  sleep "$PHASE"
+  snapshot ls "$1b"; snapshot be "$1b"
+  echo; echo "== phase $1: ls $2, be $3 ($4)"
   awk 'BEGIN {t = "SM  "; u = "    "; for (s = 0; s < 132; s++) {t = t (s % 10 ? " " : int(s / 10) % 10); u = u s % 10}
-              print t; print u}' 
-  printf 'ls  '; smmap ls $(($1 - 1)) "$1"
-  printf 'be  '; smmap be $(($1 - 1)) "$1"
+              print t; print u}'
+  printf 'ls  '; smmap ls "$1a" "$1b"
+  printf 'be  '; smmap be "$1a" "$1b"
 }
 sleep 1.5   # both tenants up (CUDA initialisation)
-snapshot ls 0; snapshot be 0
-sleep "$PHASE"
-echo; echo "== phase 1: ls 0-47, be 48-131"; show 1
-"$B/bin/tidalctl" set ls 0-87 >/dev/null; "$B/bin/tidalctl" set be 88-131 >/dev/null
-sleep "$PHASE"
-echo; echo "== phase 2 (tidalctl set ls 0-87; tidalctl set be 88-131): LS load spike"; show 2
-"$B/bin/tidalctl" set ls 0-23 >/dev/null; "$B/bin/tidalctl" set be 24-131 >/dev/null
-sleep "$PHASE"
-echo; echo "== phase 3 (tidalctl set ls 0-23; tidalctl set be 24-131): quiet hours, BE takes more"; show 3
+phase 1 0-47 48-131 "the starting split"
+phase 2 0-87 88-131 "tidalctl set: an LS load spike"
+phase 3 0-23 24-131 "tidalctl set: quiet hours, BE takes more"
 wait "${pids[1]}" "${pids[2]}"
-echo; echo "== tenants"; "$B/bin/tidalctl" list
+echo; echo "== partitions"; "$B/bin/tidalctl" list

@@ -8,7 +8,8 @@ What enable() does:
      carries the tidal rewrite (already-cached kernels do not: set TRITON_ALWAYS_COMPILE=1
      or clear the Triton cache);
   2. loads libtidal.so and wraps Triton's load_binary, so every module Triton loads is
-     attached to the partition (eagerly loaded, its __tidal_ctl set). Triton's own launcher
+     attached to the partition (and turns off torch.compile's static CUDA launcher, which
+     bypasses load_binary) (eagerly loaded, its __tidal_ctl set). Triton's own launcher
      then runs the rewritten kernels unchanged, on the partition's SMs (launch case b).
      For reshaped persistent launches (case c) run the process under
      LD_PRELOAD=libtidal-preload.so instead; enable() works with it too.
@@ -120,6 +121,16 @@ def enable(partition, libtidal=None, ptxas=None):
         return res
 
     utils.load_binary = load_binary
+
+    # torch.compile (PyTorch >= 2.8) loads and launches Triton cubins with its own "static
+    # CUDA launcher", which never calls Triton's load_binary: turn it off so that every
+    # module goes through the hook above.
+    try:
+        import torch._inductor.config as inductor_config
+        if hasattr(inductor_config, "use_static_cuda_launcher"):
+            inductor_config.use_static_cuda_launcher = False
+    except ImportError:
+        pass
 
 
 def stats():

@@ -598,6 +598,9 @@ static int mode_hog(unsigned nblocks, unsigned ms)
 {
     int smem;
     CK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, hog_kernel));
+    smem -= (int)fa.sharedSizeBytes;   // the rewrite adds a little static shared memory
     CK(cudaFuncSetAttribute(hog_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     unsigned *d;
     CK(cudaMalloc(&d, nblocks * 4));

@@ -110,9 +110,9 @@ for i in $(seq 50); do "$B/bin/tidalctl" ping >/dev/null 2>&1 && break; sleep 0.
 "$B/bin/tidalctl" create ls 0-47 >>"$LOG" 2>&1; check tidalctl.create-ls $? ""
 "$B/bin/tidalctl" create be 48-131 >>"$LOG" 2>&1; check tidalctl.create-be $? ""
 # two processes at once, one per launch path
-TIDAL_TENANT=ls-linked TIDAL_PARTITION=ls "$B/rt_app_linked" tenant ls --blocks 4000 --spin 300000 >"$T/ls.out" 2>&1 &
+TIDAL_TENANT=ls-linked TIDAL_PARTITION=ls "$B/rt_app_linked" tenant ls --blocks 20000 --spin 50000000 >"$T/ls.out" 2>&1 &
 P1=$!
-TIDAL_TENANT=be-preload TIDAL_PARTITION=be LD_PRELOAD=$PRE "$B/rt_app_plain" tenant be --blocks 4000 --spin 300000 >"$T/be.out" 2>&1 &
+TIDAL_TENANT=be-preload TIDAL_PARTITION=be LD_PRELOAD=$PRE "$B/rt_app_plain" tenant be --blocks 20000 --spin 50000000 >"$T/be.out" 2>&1 &
 P2=$!
 sleep 0.3; "$B/bin/tidalctl" tenants >>"$LOG" 2>&1
 # both tenants appear in `tidalctl tenants` (they connect once CUDA is up)
@@ -129,7 +129,7 @@ for l in $(grep -h -c '^PASS' "$T/ls.out" "$T/be.out"); do pass=$((pass + l)); d
 for l in $(grep -h -c '^FAIL' "$T/ls.out" "$T/be.out"); do fail=$((fail + l)); done
 check tenants.two-processes $(( r1 | r2 )) "exit $r1 / $r2"
 # hist of be after its run: the be tenant has exited; a live one answers
-TIDAL_TENANT=hist TIDAL_PARTITION=be "$B/rt_app_linked" tenant be --blocks 8000 --spin 500000 >"$T/h.out" 2>&1 &
+TIDAL_TENANT=hist TIDAL_PARTITION=be "$B/rt_app_linked" tenant be --blocks 20000 --spin 100000000 >"$T/h.out" 2>&1 &
 P3=$!
 for i in $(seq 200); do "$B/bin/tidalctl" tenants 2>/dev/null | grep -q ' hist ' && break; sleep 0.05; done
 sleep 0.5   # the tenant's kernel is running now
@@ -161,7 +161,7 @@ for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4"
 done
 # tidald dies mid-run: the tenant keeps its mask and finishes; a restarted tidald resumes
 "$B/bin/tidalctl" set be 48-131 >/dev/null 2>&1
-TIDAL_TENANT=orphan TIDAL_PARTITION=be "$B/rt_app_linked" tenant be --blocks 8000 --spin 500000 >"$T/o.out" 2>&1 &
+TIDAL_TENANT=orphan TIDAL_PARTITION=be "$B/rt_app_linked" tenant be --blocks 20000 --spin 100000000 >"$T/o.out" 2>&1 &
 P4=$!
 sleep 1.5
 kill -9 $DPID; wait $DPID 2>/dev/null
@@ -221,6 +221,37 @@ if python3 -c "import triton, torch" 2>/dev/null; then
 else
   log "SKIP triton: python3 cannot import triton and torch"
 fi
+log "== 6. examples/cmake-project built with CMAKE_CUDA_COMPILER=tidal-nvcc"
+if command -v cmake >/dev/null && command -v ninja >/dev/null; then
+  CP=$B/cmake-project
+  rm -rf "$CP"
+  cmake -S "$root/examples/cmake-project" -B "$CP" -G Ninja -DCMAKE_CUDA_COMPILER="$B/bin/tidal-nvcc" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 >>"$LOG" 2>&1 && cmake --build "$CP" >>"$LOG" 2>&1
+  check cmake-project.build $? ""
+  out=$(ctest --test-dir "$CP" --output-on-failure 2>&1); rc=$?
+  echo "$out" >>"$LOG"
+  check cmake-project.ctest $rc "$(grep 'tests passed' <<<"$out")"
+  # the same tests with libtidal running every kernel as its reshaped clone on SMs 0-65
+  out=$(TIDAL_NO_DAEMON=1 TIDAL_PARTITION=cm:0-65 LD_PRELOAD=$PRE ctest --test-dir "$CP" --output-on-failure 2>&1); rc=$?
+  echo "$out" >>"$LOG"
+  n=0
+  for p in saxpy scan histogram; do   # which kernels libtidal ran as clones (TIDAL_DEBUG)
+    o=$(TIDAL_NO_DAEMON=1 TIDAL_PARTITION=cm:0-65 LD_PRELOAD=$PRE TIDAL_DEBUG=1 "$CP/$p" 2>&1); echo "$o" >>"$LOG"
+    n=$((n + $(grep -c 'rewritten, [0-9]* parameters' <<<"$o")))
+  done
+  [[ $rc == 0 && $n -ge 3 ]]; check cmake-project.ctest-under-libtidal $? "$(grep 'tests passed' <<<"$out"); $n kernels launched as clones on SMs 0-65"
+else
+  log "SKIP cmake-project: cmake/ninja not found"
+fi
+log "== 7. examples/colocate (LS + BE tenants, split moved live with tidalctl)"
+out=$(env -u TIDAL_NO_DAEMON PHASE_SECONDS=2 timeout 120 "$root/examples/colocate/run.sh" "$B" 2>&1); rc=$?
+echo "$out" | tee "$OUTDIR/colocate.log" >>"$LOG"
+# phase 2: ls's SM map covers exactly 0-87 and be's exactly 88-131
+m_ls=$(awk '/== phase 2/ {p = 1} p && /^ls  / {print $2; exit}' <<<"$out")
+m_be=$(awk '/== phase 2/ {p = 1} p && /^be  / {print $2; exit}' <<<"$out")
+want_ls=$(printf '#%.0s' $(seq 88))$(printf '.%.0s' $(seq 44)); want_be=$(printf '.%.0s' $(seq 88))$(printf '#%.0s' $(seq 44))
+[[ $rc == 0 && $m_ls == "$want_ls" && $m_be == "$want_be" ]]
+check colocate.maps-follow-moves $? "exit $rc; phase 2 maps ls ${m_ls:0:3}..${m_ls: -3} be ${m_be:0:3}..${m_be: -3}"
 rm -rf "$T"
 log "$pass passed, $fail failed"
 (( fail == 0 ))
