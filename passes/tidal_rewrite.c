@@ -572,7 +572,7 @@ static char *clone_text(ctx *c, ptx_func *f) {
     sb_put(&b, m->src + nt->off, nt->len);
     sb_str(&b, TIDAL_RESHAPED_SUFFIX);
     size_t after_name = nt->off + nt->len;
-    const char *extra = ".param .align 8 .b8 __tidal_launch[24]";
+    const char *extra = ".param .align 8 .b8 __tidal_launch[40]";
     if (f->nparams) {
         const ptx_token *last = &m->toks[f->params[f->nparams - 1].tok_end - 1];
         size_t cut = last->off + last->len;

@@ -39,6 +39,11 @@ typedef struct tidal_cu {
     CUresult (*FuncLoad)(CUfunction);
     CUresult (*KernelGetFunction)(CUfunction *, CUkernel);
     CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+    CUresult (*EventCreate)(CUevent *, unsigned);
+    CUresult (*EventRecord)(CUevent, CUstream);
+    CUresult (*EventQuery)(CUevent);
+    CUresult (*EventDestroy)(CUevent);
+    CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);

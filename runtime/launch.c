@@ -103,6 +103,10 @@ static void fn_classify(rt_fn *e)
         return;
     }
     e->nparams = count_params(fn);
+    e->poff = calloc(e->nparams + 1, sizeof *e->poff);
+    e->psize = calloc(e->nparams + 1, sizeof *e->psize);
+    if (!e->poff || !e->psize) return;   /* FN_UNKNOWN: launched as given */
+    for (unsigned i = 0; i < e->nparams; i++) rt.cu->FuncGetParamInfo(fn, i, &e->poff[i], &e->psize[i]);
     size_t off = 0, sz = 0;
     if (rt.cu->FuncGetParamInfo(clone, e->nparams, &off, &sz) != CUDA_SUCCESS || sz != sizeof(tidal_launch) ||
         count_params(clone) != e->nparams + 1) {
@@ -251,6 +255,7 @@ static void free_args(clone_args *a)
 /* Decide under the lock; launch outside it. */
 typedef struct plan {
     int reshape;
+    struct tidal_part *part;
     CUfunction clone;
     unsigned workers;
     tidal_launch tl;
@@ -304,8 +309,99 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     pl->tl.grid[1] = q->grid[1];
     pl->tl.grid[2] = q->grid[2];
     pl->tl.chunk = (uint32_t)chunk;
+    pl->tl.key = ++rt.next_key | (1ull << 62);   /* never a %gridid (small numbers) */
+    pl->tl.flags = 0;
+    pl->part = p;
     pl->e = *e;
     atomic_fetch_add(&rt.n_rewritten, 1);
+}
+
+/* ------------------------------------------------------------------ flow-in */
+
+/* Keep what a joining launch needs: the clone's parameter buffer (built from
+ * kernelParams with the original's offsets, or the extra buffer as passed) and an event
+ * that tells whether the launch is still running. Not while the stream is being captured:
+ * an event record would become a node of the user's graph. */
+static void remember(const tidal_launch_req *q, const plan *pl, const clone_args *a, CUstream s)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (rt.cu->StreamIsCapturing(s, &cs) != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE) return;
+    rt_inflight rec;
+    memset(&rec, 0, sizeof rec);
+    rec.bufsize = pl->e.launch_off + sizeof(tidal_launch);
+    rec.buf = calloc(1, rec.bufsize);
+    if (!rec.buf) return;
+    if (q->params) {
+        for (unsigned i = 0; i < pl->e.nparams; i++)
+            if (pl->e.poff[i] + pl->e.psize[i] <= pl->e.launch_off)
+                memcpy(rec.buf + pl->e.poff[i], q->params[i], pl->e.psize[i]);
+    } else if (a->bufp) {
+        memcpy(rec.buf, a->bufp, pl->e.launch_off);
+    }
+    memcpy(rec.buf + pl->e.launch_off, &pl->tl, sizeof pl->tl);
+    rec.key = pl->tl.key;
+    rec.clone = pl->clone;
+    rec.workers = pl->workers;
+    rec.block[0] = q->block[0];
+    rec.block[1] = q->block[1];
+    rec.block[2] = q->block[2];
+    rec.smem = q->smem;
+    rec.launch_off = pl->e.launch_off;
+    pthread_mutex_lock(&rt.lock);
+    if (rt.initialized) rt_inflight_add(pl->part, &rec, s);
+    else free(rec.buf);
+    pthread_mutex_unlock(&rt.lock);
+}
+
+void rt_inflight_add(struct tidal_part *p, const rt_inflight *rec, CUstream s)
+{
+    rt_inflight *slot = &p->inflight[p->inflight_next++ % TIDAL_INFLIGHT];
+    CUevent ev = slot->done;
+    free(slot->buf);
+    *slot = *rec;
+    if (!ev && rt.cu->EventCreate(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) ev = NULL;
+    slot->done = ev;
+    slot->used = ev && rt.cu->EventRecord(ev, s) == CUDA_SUCCESS;
+    if (!slot->used) {
+        free(slot->buf);
+        slot->buf = NULL;
+    }
+}
+
+/* p was given SMs: every launch of p still running gets joiners, as many workers as it
+ * started with; those the hardware places on SMs outside the mask leave at once. */
+void rt_inflight_grow(struct tidal_part *p)
+{
+    for (unsigned i = 0; i < TIDAL_INFLIGHT; i++) {
+        rt_inflight *r = &p->inflight[i];
+        if (!r->used) continue;
+        CUresult q = rt.cu->EventQuery(r->done);
+        if (q != CUDA_ERROR_NOT_READY) {   /* finished (or failed): nothing to join */
+            r->used = 0;
+            free(r->buf);
+            r->buf = NULL;
+            continue;
+        }
+        tidal_launch tl;
+        memcpy(&tl, r->buf + r->launch_off, sizeof tl);
+        tl.flags |= TIDAL_LAUNCH_JOIN;
+        memcpy(r->buf + r->launch_off, &tl, sizeof tl);
+        size_t n = r->bufsize;
+        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, r->buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
+        CUresult lr = rt.cu->LaunchKernel(r->clone, r->workers, 1, 1, r->block[0], r->block[1], r->block[2], r->smem,
+                                          rt.join_stream, NULL, extra);
+        if (lr == CUDA_SUCCESS) atomic_fetch_add(&rt.n_joins, 1);
+        else tidal__log("joiners for launch %llx: %d", (unsigned long long)r->key, (int)lr);
+    }
+}
+
+void rt_inflight_free(struct tidal_part *p)
+{
+    for (unsigned i = 0; i < TIDAL_INFLIGHT; i++) {
+        free(p->inflight[i].buf);
+        if (p->inflight[i].done) rt.cu->EventDestroy(p->inflight[i].done);
+        memset(&p->inflight[i], 0, sizeof p->inflight[i]);
+    }
 }
 
 static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
@@ -330,6 +426,7 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
         r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], q->smem, s,
                                 a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
     }
+    if (r == CUDA_SUCCESS && rt.flow_in) remember(q, pl, &a, s);
     free_args(&a);
     return r;
 }

@@ -11,6 +11,19 @@
 
 #define TIDAL_NSLOTS 128 /* slots per partition: the GPU runs at most 128 kernels at once */
 
+/* A reshaped launch that may still run: enough to start joiners for it when its
+ * partition is given SMs (flow-in). */
+#define TIDAL_INFLIGHT 32
+typedef struct rt_inflight {
+    int used;
+    uint64_t key;
+    CUfunction clone;
+    unsigned workers, block[3], smem;
+    unsigned char *buf;    /* the clone's parameter buffer, tidal_launch included */
+    size_t bufsize, launch_off;
+    CUevent done;          /* recorded after the launch on its stream */
+} rt_inflight;
+
 struct tidal_part {
     char name[32];
     tidal_smset mask;     /* as applied: clipped to the device's SMs */
@@ -19,6 +32,8 @@ struct tidal_part {
     uint32_t generation;
     int remote;           /* owned by tidald: changed only through it */
     unsigned bound;       /* streams bound + modules whose __tidal_ctl points here */
+    rt_inflight inflight[TIDAL_INFLIGHT];
+    unsigned inflight_next;
     struct tidal_part *next;
 };
 
@@ -45,6 +60,7 @@ typedef struct rt_fn {
     int occ_threads, occ;  /* occupancy cache (clone, last block size, smem) */
     unsigned occ_smem;
     int smem_limit;        /* dynamic smem the clone is allowed (mirrors the original) */
+    size_t *poff, *psize;  /* the original's parameter offsets and sizes (nparams each) */
 } rt_fn;
 
 typedef struct rt_state {
@@ -71,7 +87,10 @@ typedef struct rt_state {
     unsigned nmodules, cap_modules;
     rt_fn *fns;            /* open addressing on f */
     unsigned fn_cap, fn_count;
-    atomic_ullong n_rewritten, n_unknown, n_refused, n_unmasked;
+    atomic_ullong n_rewritten, n_unknown, n_refused, n_unmasked, n_joins;
+    int flow_in;           /* TIDAL_FLOW_IN (default 1): start joiners when a partition grows */
+    CUstream join_stream;  /* joiners run here, beside the stream their owner waits on */
+    uint64_t next_key;
 } rt_state;
 
 extern rt_state rt;
@@ -82,5 +101,10 @@ rt_module *rt_module_get(CUmodule m);   /* records the module (classifies it) on
 int rt_module_set_ctl(rt_module *m, struct tidal_part *p);
 void rt_module_load_all(CUmodule m);
 CUstream rt_norm_stream(CUstream s, int ptsz);
+/* launch.c: remember a reshaped launch (with rt.lock held); start joiners for p's running
+ * launches after its mask grew by `added` SMs */
+void rt_inflight_add(struct tidal_part *p, const rt_inflight *rec, CUstream s);
+void rt_inflight_grow(struct tidal_part *p);
+void rt_inflight_free(struct tidal_part *p);
 
 #endif

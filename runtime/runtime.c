@@ -193,6 +193,7 @@ static int part_alloc(struct tidal_part *p)
 
 static void part_free(struct tidal_part *p)
 {
+    rt_inflight_free(p);
     if (p->dev) rt.cu->MemFree(p->dev);
     if (p->sm_blocks) rt.cu->MemFree(p->sm_blocks);
     free(p);
@@ -306,6 +307,9 @@ static int init_locked(unsigned flags)
     const char *h = getenv("TIDAL_HISTOGRAM");
     rt.histogram = !(h && strcmp(h, "0") == 0);
     CU_TRY(rt.cu->StreamCreate(&rt.ctl_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate(control stream)");
+    CU_TRY(rt.cu->StreamCreate(&rt.join_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate(join stream)");
+    const char *fi = getenv("TIDAL_FLOW_IN");
+    rt.flow_in = !(fi && strcmp(fi, "0") == 0);
     CU_TRY(rt.cu->MemAllocHost((void **)&rt.pinned, 4096), "cuMemAllocHost(staging)");
     rt.initialized = 1;
     int st = apply_env_partition();
@@ -335,6 +339,11 @@ static void teardown_locked(void)
     }
     if (rt.pinned) rt.cu->MemFreeHost(rt.pinned);
     if (rt.ctl_stream) rt.cu->StreamDestroy(rt.ctl_stream);
+    if (rt.join_stream) rt.cu->StreamDestroy(rt.join_stream);
+    for (unsigned i = 0; i < rt.fn_cap; i++) {
+        free(rt.fns[i].poff);
+        free(rt.fns[i].psize);
+    }
     free(rt.bindings);
     free(rt.modules);
     free(rt.fns);
@@ -447,8 +456,14 @@ static int set_locked(struct tidal_part *p, const tidal_smset *s, int from_remot
     if (p->remote && !from_remote)
         return tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: change it with tidalctl set", p->name);
     if (memcmp(&p->mask, s, sizeof *s) == 0) return TIDAL_OK;
+    int grew = 0;
+    for (int w = 0; w < TIDAL_SMSET_WORDS; w++) grew |= (s->bits[w] & ~p->mask.bits[w]) != 0;
     p->mask = *s;
-    return push_mask(p);
+    int st = push_mask(p);
+    /* SMs given to p: its running launches have no workers there (those placed there at
+     * launch left); start joiners so that they flow in */
+    if (!st && grew && rt.flow_in) rt_inflight_grow(p);
+    return st;
 }
 
 int tidal_partition_set(tidal_part *p, const char *smset)
@@ -707,6 +722,7 @@ int tidal_stats_get(tidal_part *p, tidal_stats *out)
     out->launches_unknown = atomic_load(&rt.n_unknown);
     out->launches_refused = atomic_load(&rt.n_refused);
     out->launches_unmasked = atomic_load(&rt.n_unmasked);
+    out->joins = atomic_load(&rt.n_joins);
     CUcontext saved = ctx_enter();
     int st = p ? read_part_stats(p, out) : TIDAL_OK;
     ctx_leave(saved);
@@ -722,6 +738,7 @@ int tidal_stats_reset(tidal_part *p)
     atomic_store(&rt.n_unknown, 0);
     atomic_store(&rt.n_refused, 0);
     atomic_store(&rt.n_unmasked, 0);
+    atomic_store(&rt.n_joins, 0);
     int st = TIDAL_OK;
     CUcontext saved = ctx_enter();
     if (p) {

@@ -113,6 +113,8 @@ typedef struct tidal_stats {
     uint64_t launches_unknown;     /* kernels without the rewrite, run untouched */
     uint64_t launches_refused;     /* kernels of a rewritten module that the pass refused */
     uint64_t launches_unmasked;    /* rewritten kernels launched with no partition */
+    uint64_t joins;                /* joining launches started for running kernels when their
+                                      partition was given SMs (flow-in, TIDAL_FLOW_IN) */
     uint64_t violations;           /* p: liveness-guard activations (see tidal_abi.h) */
     uint64_t sm_blocks[256];       /* p: logical blocks run per SM */
 } tidal_stats;

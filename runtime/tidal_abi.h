@@ -15,7 +15,8 @@
  *    by-value parameter, a tidal_launch, and is launched by the runtime with a
  *    reshaped grid of persistent workers (case c).
  *  - per-launch claim state lives in the partition's slot table, keyed by the
- *    launch's %gridid, and is reset on the device by the launch's last block, so
+ *    runtime's launch key (tidal_launch.key; the launch's %gridid when that is 0 and in
+ *    cases a/b), and is reset on the device by the launch's last block, so
  *    no host copy or memset happens per launch.
  */
 #ifndef TIDAL_ABI_H
@@ -23,23 +24,26 @@
 
 #include <stdint.h>
 
-#define TIDAL_ABI_VERSION 1
+#define TIDAL_ABI_VERSION 2
 #define TIDAL_CTL_SYMBOL "__tidal_ctl"
 #define TIDAL_RESHAPED_SUFFIX "__tidal_reshaped"
 #define TIDAL_MAX_SMS 256
-#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v1" /* .global defined in rewritten modules */
+#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v2" /* .global defined in rewritten modules */
 
 /* Per-launch claim state. Zero when free; the launch's last block zeroes it.
  * Departures are counted in 32 shards (by physical block id mod 32) so a huge
  * grid does not funnel every block through one atomic. */
 #define TIDAL_SLOT_SHARDS 32
 typedef struct tidal_slot {
-    uint64_t tag;         /* %gridid of the launch that owns the slot, 0 = free */
+    uint64_t tag;         /* key of the launch that owns the slot, 0 = free,
+                             TIDAL_SLOT_CLOSING while its last block resets it */
     uint64_t presence;    /* high 32 bits: physical blocks arrived (while work remained);
                              low 32 bits: blocks currently working */
     uint32_t next;        /* next unclaimed linear logical block */
     uint32_t shards_done; /* shards whose blocks have all left */
-    uint32_t reserved0[10];
+    uint32_t joiners;     /* blocks of joining launches (tidal_launch.flags & TIDAL_LAUNCH_JOIN)
+                             inside the slot now; never reset: every increment has its decrement */
+    uint32_t reserved0[9];
     struct {
         uint32_t departed; /* physical blocks of this shard that have left */
         uint32_t pad[3];   /* one shard per 16 bytes */
@@ -72,12 +76,26 @@ typedef struct tidal_partition {
 
 /* By-value parameter appended to the reshaped clone (case c). The clone traps if
  * neither this nor __tidal_ctl names a partition, or if the logical grid has
- * more than 2^31-1 blocks (case b then runs such a grid unmasked, like case a). */
+ * more than 2^31-1 blocks (case b then runs such a grid unmasked, like case a).
+ *
+ * Joining (flow-in): a launch with TIDAL_LAUNCH_JOIN and the key of a running launch
+ * adds workers to it. Its blocks look for the slot tagged `key` and, if it still has
+ * work, claim logical blocks from it on allowed SMs; they never take a free slot, never
+ * count as the owner's physical blocks, and the owner's last block waits for them to
+ * leave before it resets the slot. A join that finds no slot (the launch finished) does
+ * nothing. The runtime starts joiners when it gives a partition SMs on which its running
+ * kernels have no workers left. */
+#define TIDAL_LAUNCH_JOIN 1u
 typedef struct tidal_launch {
     uint64_t partition;       /* device pointer to a tidal_partition; 0: use __tidal_ctl */
     uint32_t grid[3];         /* the original (logical) grid */
     uint32_t chunk;           /* logical blocks per claim, >= 1 */
+    uint64_t key;             /* slot tag: nonzero and unique among running launches (the
+                                 runtime's); 0: the launch's %gridid */
+    uint32_t flags;           /* TIDAL_LAUNCH_JOIN */
+    uint32_t reserved;
 } tidal_launch;
+#define TIDAL_SLOT_CLOSING UINT64_MAX /* tag while the owner's last block resets the slot */
 
 #define TIDAL_PARTITION_OFF_MASK 0
 #define TIDAL_PARTITION_OFF_VIOLATIONS 32
@@ -91,12 +109,13 @@ typedef struct tidal_launch {
 #define TIDAL_SLOT_OFF_PRESENCE 8
 #define TIDAL_SLOT_OFF_NEXT 16
 #define TIDAL_SLOT_OFF_SHARDS_DONE 20
+#define TIDAL_SLOT_OFF_JOINERS 24
 #define TIDAL_SLOT_OFF_SHARD 64
 
 #ifndef __cplusplus
 _Static_assert(sizeof(tidal_slot) == 1024, "slot layout");
 _Static_assert(sizeof(tidal_partition) == 128, "partition layout");
-_Static_assert(sizeof(tidal_launch) == 24, "launch layout");
+_Static_assert(sizeof(tidal_launch) == 40, "launch layout");
 #endif
 
 #endif

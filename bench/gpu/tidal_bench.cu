@@ -45,7 +45,7 @@ static float time_launch(const Launch& L, int which, CUstream st, int reps) {
   CUfunction f;
   char clone[256]; snprintf(clone, sizeof clone, "%s%s", L.name, TIDAL_RESHAPED_SUFFIX);
   CK(cuModuleGetFunction(&f, which == 0 ? mo : mr, which == 2 ? clone : L.name));
-  unsigned gx = L.gx, gy = L.gy; std::vector<void*> args = L.args; tidal_launch tl;
+  unsigned gx = L.gx, gy = L.gy; std::vector<void*> args = L.args; tidal_launch tl{};
   if (which == 2) {
     int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, L.bx * L.by, 0));
     unsigned total = L.gx * L.gy, workers = std::min<unsigned>(total, (unsigned)(occ * nsm));

@@ -60,7 +60,7 @@
 #include "tidal_abi.h"
 
 static_assert(sizeof(tidal_partition) == TIDAL_PARTITION_HEADER, "partition layout");
-static_assert(sizeof(tidal_launch) == 24, "launch layout");
+static_assert(sizeof(tidal_launch) == 40, "launch layout");
 static_assert(offsetof(tidal_partition, violations) == TIDAL_PARTITION_OFF_VIOLATIONS, "abi");
 static_assert(offsetof(tidal_partition, exec_count) == TIDAL_PARTITION_OFF_EXEC_COUNT, "abi");
 static_assert(offsetof(tidal_partition, sm_blocks) == TIDAL_PARTITION_OFF_SM_BLOCKS, "abi");

@@ -63,7 +63,7 @@ if (( build )); then
   else
     cc=${CC:-gcc}
     if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" \
-         "$root"/passes/*.c "$root/driver/tidal-opt.c" -o "$B/tidal-opt" -lm >"$B/logs/tidal-opt.build.log" 2>&1; then
+         "$root"/passes/*.c "$root/driver/tidal-opt.c" "$root/driver/cubin.c" "$root/driver/exec.c" -o "$B/tidal-opt" -lm -ldl >"$B/logs/tidal-opt.build.log" 2>&1; then
       tee -a "$LOG" <"$B/logs/tidal-opt.build.log"
       die "building tidal-opt failed"
     fi

@@ -169,7 +169,22 @@ static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params,
     return CUDA_SUCCESS;
 }
 
+/* Events: "running" until fake_finish_all(); capture status from fake_capturing. */
+static int fake_running = 1, fake_capturing = 0;
+static CUresult f_evcreate(CUevent *e, unsigned fl) { (void)fl; *e = (CUevent)calloc(1, 8); return CUDA_SUCCESS; }
+static CUresult f_evrecord(CUevent e, CUstream s) { (void)e; (void)s; return CUDA_SUCCESS; }
+static CUresult f_evquery(CUevent e) { (void)e; return fake_running ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
+static CUresult f_evdestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+static CUresult f_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    (void)s;
+    *st = fake_capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
 static tidal_cu fake = {
+    .EventCreate = f_evcreate, .EventRecord = f_evrecord, .EventQuery = f_evquery, .EventDestroy = f_evdestroy,
+    .StreamIsCapturing = f_capturing,
     .Init = f_init, .GetErrorName = f_errname, .CtxGetCurrent = f_ctxget, .CtxSetCurrent = f_ctxset,
     .CtxGetDevice = f_ctxdev, .DeviceGet = f_devget, .DevicePrimaryCtxRetain = f_retain,
     .DeviceGetAttribute = f_attr, .MemAlloc = f_alloc, .MemFree = f_free, .MemAllocHost = f_allochost,
@@ -185,7 +200,7 @@ static tidal_cu fake = {
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
  * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
 static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0};
-static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, 24}, 0, 0};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, 40}, 0, 0};
 static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0};
 static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0};
 static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}};
@@ -199,6 +214,8 @@ static void fake_reset(void)
     mrw.ctl = 0;
     fk.max_dyn_smem = fkc.max_dyn_smem = 0;
     alloc_fail = 0;
+    fake_running = 1;
+    fake_capturing = 0;
     memset(&last, 0, sizeof last);
 }
 

@@ -328,6 +328,72 @@ static void test_module_attach(void **state)
     assert_int_equal(st.violations, 0);
 }
 
+/* Flow-in: giving a partition SMs starts joiners for its running launches (the same
+ * clone and parameters, TIDAL_LAUNCH_JOIN, the owner's key); finished launches, launches
+ * captured into a graph, and shrinking masks start none. */
+static void test_flow_in(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("f", "0-65", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x66;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0x1234;
+    int a1 = 77;
+    void *params[] = {&a0, &a1};
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    tidal_launch owner;
+    memcpy(&owner, last.params[2], sizeof owner);
+    assert_int_not_equal(owner.key, 0);
+    assert_int_equal(owner.flags, 0);
+    unsigned owner_grid = last.grid[0];
+
+    /* shrink: no joiners */
+    memset(&last, 0, sizeof last);
+    assert_int_equal(tidal_partition_set(p, "0-31"), TIDAL_OK);
+    assert_int_equal(last.calls, 0);
+    /* grow: one joining launch for the running one */
+    assert_int_equal(tidal_partition_set(p, "0-131"), TIDAL_OK);
+    assert_int_equal(last.calls, 1);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.grid[0], owner_grid);
+    assert_int_equal(last.block[0], 128);
+    assert_int_not_equal(last.stream, s);   /* beside the owner, not behind it */
+    assert_int_equal(last.bufsize, 16 + sizeof(tidal_launch));
+    uint64_t b0;
+    int b1;
+    memcpy(&b0, last.buf, 8);
+    memcpy(&b1, last.buf + 8, 4);
+    assert_int_equal(b0, 0x1234);
+    assert_int_equal(b1, 77);
+    tidal_launch j;
+    memcpy(&j, last.buf + 16, sizeof j);
+    assert_int_equal(j.key, owner.key);
+    assert_int_equal(j.flags, TIDAL_LAUNCH_JOIN);
+    assert_int_equal(j.partition, owner.partition);
+    assert_int_equal(j.grid[0], 5000);
+    tidal_stats st;
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.joins, 1);
+
+    /* the launch finished: the next grow starts nothing */
+    fake_running = 0;
+    tidal_partition_set(p, "0-15");
+    memset(&last, 0, sizeof last);
+    tidal_partition_set(p, "0-131");
+    assert_int_equal(last.calls, 0);
+
+    /* launches captured into a graph are not tracked */
+    fake_running = 1;
+    fake_capturing = 1;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    tidal_partition_set(p, "0-15");
+    memset(&last, 0, sizeof last);
+    tidal_partition_set(p, "0-131");
+    assert_int_equal(last.calls, 0);
+    tidal_stream_bind(s, NULL);
+}
+
 static void test_env_partition(void **state)
 {
     (void)state;
@@ -368,6 +434,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_extra_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, setup, teardown),
         cmocka_unit_test_setup_teardown(test_module_attach, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flow_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);

@@ -352,8 +352,7 @@ static bool same_set(const tidal_smset &a, const tidal_smset &b) { return !memcm
 // Run a long kernel on p; at ~30% progress move p's mask from `from` to `to`.
 //  - blocks claimed after the move (plus the claims already held) obey `to` where the
 //    kernel still has workers there: always for a shrink;
-//  - SMs a running kernel is given are used by its next launch (workers that found their
-//    SM outside the mask at launch have exited); the move is timed and reported;
+//  - SMs a running kernel is given are used by it too: libtidal starts joiners (flow-in);
 //  - every logical block runs exactly once in every case.
 static void flip_case(const char *label, tidal_part *p, const char *from, const char *to, cudaStream_t s)
 {
@@ -378,8 +377,6 @@ static void flip_case(const char *label, tidal_part *p, const char *from, const 
     const unsigned margin = claim_margin(n, tidal_smset_count(&mf), nsm());
     unsigned long long tf = r.flag_time(1), td = r.flag_time(2), tl = r.last_start_outside(mt);
     unsigned long long k0 = *std::min_element(r.t.begin(), r.t.end()), k1 = *std::max_element(r.t.begin(), r.t.end());
-    tidal_smset both;
-    for (int w = 0; w < 4; w++) both.bits[w] = mf.bits[w] & mt.bits[w];
     bool shrink = true;
     for (int w = 0; w < 4; w++) shrink &= (mt.bits[w] & ~mf.bits[w]) == 0;
     char msg[400];
@@ -393,14 +390,30 @@ static void flip_case(const char *label, tidal_part *p, const char *from, const 
         result((L + ".leaves").c_str(), bad == 0, std::to_string(bad) + " blocks outside after +" +
                                                     std::to_string(margin) + "; " + msg);
     } else {
-        // where workers remain (the SMs in both sets) the kernel keeps going; the rest waits
-        // for the next launch: report it, check only that nothing ran outside from|to
-        tidal_smset any;
-        for (int w = 0; w < 4; w++) any.bits[w] = mf.bits[w] | mt.bits[w];
-        unsigned bad = r.outside(any);
-        unsigned guard = bad;   // a disjoint move: the liveness guard finishes the kernel
-        if (tidal_smset_count(&both) == 0) bad = 0;
-        result((L + ".runs-on").c_str(), bad == 0, std::to_string(guard) + " blocks outside from|to; " + msg);
+        // SMs given to the running kernel: libtidal starts joiners for it, so after the move
+        // it runs on every SM of `to` (flow-in). A worker left on a removed SM by a move to
+        // a disjoint set is the liveness guard until joiners arrive (at most one SM).
+        std::vector<bool> in_to(256), out(256);
+        unsigned used_to = 0, out_sms = 0, out_blocks = 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (at2 == ~0u || r.order[i] < at2 + margin) continue;
+            unsigned q = r.sm[i];
+            if (q >= 256) continue;
+            bool allowed = (mt.bits[q / 64] >> (q % 64)) & 1;
+            if (allowed && !in_to[q]) in_to[q] = true, used_to++;
+            if (!allowed) {
+                out_blocks++;
+                if (!out[q]) out[q] = true, out_sms++;
+            }
+        }
+        result((L + ".flows-in").c_str(), used_to == tidal_smset_count(&mt),
+               std::to_string(used_to) + " of " + std::to_string(tidal_smset_count(&mt)) +
+                   " SMs of the new set used after the move; " + msg);
+        result((L + ".leaves").c_str(), out_sms <= 1,
+               std::to_string(out_blocks) + " blocks on " + std::to_string(out_sms) + " removed SM(s) after the move");
+        tidal_stats st;
+        TCK(api.stats_get(nullptr, &st));
+        printf("joins so far: %llu\n", (unsigned long long)st.joins);
         r.reset();
         r.launch(s, 1000, dim3(20000));
         CK(cudaStreamSynchronize(s));
