@@ -466,32 +466,32 @@ static int set_locked(struct tidal_part *p, const tidal_smset *s, int from_remot
     return st;
 }
 
-int tidal_partition_set(tidal_part *p, const char *smset)
+/* Both public setters: the new set as text (parsed) or as a bitmap (checked). */
+static int set_public(tidal_part *p, const char *text, const tidal_smset *bits, const char *fn)
 {
-    if (!p || !smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set: NULL");
+    if (!p || (!text && !bits)) return tidal__fail(TIDAL_ERR_INVALID, "%s: NULL", fn);
     pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_partition_set");
+    if (!rt.initialized) {
+        pthread_mutex_unlock(&rt.lock);
+        return tidal__fail(TIDAL_ERR_NOT_INIT, "%s before tidal_init", fn);
+    }
     CUcontext saved = ctx_enter();
     tidal_smset s;
-    int st = parse_set(smset, &s);
+    int st = text ? parse_set(text, &s) : clip_set(bits, 0, &s);
     if (!st) st = set_locked(p, &s, 0);
     ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
 
+int tidal_partition_set(tidal_part *p, const char *smset)
+{
+    return set_public(p, smset, NULL, "tidal_partition_set");
+}
+
 int tidal_partition_set_mask(tidal_part *p, const tidal_smset *set)
 {
-    if (!p || !set) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_mask: NULL");
-    pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_partition_set_mask");
-    CUcontext saved = ctx_enter();
-    tidal_smset s;
-    int st = clip_set(set, 0, &s);
-    if (!st) st = set_locked(p, &s, 0);
-    ctx_leave(saved);
-    pthread_mutex_unlock(&rt.lock);
-    return st;
+    return set_public(p, NULL, set, "tidal_partition_set_mask");
 }
 
 int tidal_partition_get_mask(tidal_part *p, tidal_smset *out)

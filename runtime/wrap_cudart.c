@@ -22,18 +22,13 @@ __attribute__((constructor)) static void wrap_init(void)
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
 
-/* 1 and *err set when libtidal launched it. */
-static int try_launch(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s, int ptsz,
-                      const cudaLaunchConfig_t *cfg, cudaError_t *err)
+/* Launch f through libtidal: 1 and *err set when it did, 0 when it declined (the caller
+ * then uses the runtime's own launch). cfg: the attributes of a cudaLaunchKernelExC. */
+static int launch_via_tidal(CUfunction f, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s, int ptsz,
+                            const cudaLaunchConfig_t *cfg, cudaError_t *err)
 {
-    cudaFunction_t cf;
-    /* also initializes the runtime, so its primary context is current for libtidal */
-    if (cudaGetFuncBySymbol(&cf, func) != cudaSuccess) {
-        cudaGetLastError();   /* not a kernel we can name: the real launch reports it */
-        return 0;
-    }
     CUlaunchConfig c;
-    tidal_launch_req q = {.f = (CUfunction)cf,
+    tidal_launch_req q = {.f = f,
                           .grid = {g.x, g.y, g.z},
                           .block = {b.x, b.y, b.z},
                           .smem = (unsigned)smem,
@@ -53,6 +48,19 @@ static int try_launch(const void *func, dim3 g, dim3 b, void **args, size_t smem
     if (!handled) return 0;
     *err = (cudaError_t)r;   /* the launch error codes coincide (cudaErrorInvalidValue = 1, ...) */
     return 1;
+}
+
+/* A launch by host function pointer (cudaLaunchKernel*). */
+static int try_launch(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s, int ptsz,
+                      const cudaLaunchConfig_t *cfg, cudaError_t *err)
+{
+    cudaFunction_t cf;
+    /* also initializes the runtime, so its primary context is current for libtidal */
+    if (cudaGetFuncBySymbol(&cf, func) != cudaSuccess) {
+        cudaGetLastError();   /* not a kernel we can name: the real launch reports it */
+        return 0;
+    }
+    return launch_via_tidal((CUfunction)cf, g, b, args, smem, s, ptsz, cfg, err);
 }
 
 cudaError_t __wrap_cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s)
@@ -101,18 +109,8 @@ static int try_kernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t smem, 
         cudaGetLastError();
         return 0;
     }
-    tidal_launch_req q = {.f = (CUfunction)k,   /* launch.c maps a CUkernel to its CUfunction */
-                          .grid = {g.x, g.y, g.z},
-                          .block = {b.x, b.y, b.z},
-                          .smem = (unsigned)smem,
-                          .stream = (CUstream)s,
-                          .params = args,
-                          .ptsz = ptsz};
-    int handled = 0;
-    CUresult r = tidal__launch_or_decline(&q, &handled);
-    if (!handled) return 0;
-    *err = (cudaError_t)r;
-    return 1;
+    /* launch.c maps a CUkernel to this context's CUfunction */
+    return launch_via_tidal((CUfunction)k, g, b, args, smem, s, ptsz, NULL, err);
 }
 
 cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s)
