@@ -50,12 +50,18 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
     return k->len > sl && !memcmp(p + k->len - sl, TIDAL_RESHAPED_SUFFIX, sl);
 }
 
+/* The function a name refers to: its definition when the module has one. A .func may be
+ * declared (prototype, no body) before its callers and defined after them, as LLVM
+ * writes it; the declaration alone would hide what the callee does. */
 static func_info *info_of(ctx *c, uint32_t name_tok) {
+    func_info *decl = NULL;
     for (uint32_t i = 0; i < c->nf; i++) {
         const ptx_token *a = &c->m->toks[c->fi[i].f->name_tok], *b = &c->m->toks[name_tok];
-        if (a->len == b->len && !memcmp(c->m->src + a->off, c->m->src + b->off, a->len)) return &c->fi[i];
+        if (a->len != b->len || memcmp(c->m->src + a->off, c->m->src + b->off, a->len)) continue;
+        if (c->fi[i].f->has_body) return &c->fi[i];
+        if (!decl) decl = &c->fi[i];
     }
-    return NULL;
+    return decl;
 }
 
 static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s) {
