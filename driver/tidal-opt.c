@@ -1,5 +1,9 @@
 /* tidal-opt — reads PTX, runs tidal passes, writes PTX.
  *
+ * LLVM IR input (.ll, .bc; built with LLVM 22: TIDAL_HAVE_LLVM) goes through
+ * passes/llvm/: --emit=ptx lowers it with the NVPTX target and continues here
+ * as PTX; --emit=llvm|bc keeps it IR (the tidal transform at IR level).
+ *
  * The pass pipeline is the table below; `-p` picks from it in order. Analyses
  * and dumps (`-d`) run after the passes. Exit status: 0 success, 1 bad input,
  * 2 usage error, 70 internal error. */
@@ -7,6 +11,9 @@
 #include "ptx.h"
 #include "tidal.h"
 #include "cubin.h"
+#ifdef TIDAL_HAVE_LLVM
+#include "tidal_llvm.h"
+#endif
 
 #include <errno.h>
 #include <stdio.h>
@@ -47,11 +54,13 @@ static const struct pass {
 };
 
 static const char usage_text[] =
-    "usage: tidal-opt [options] INPUT.ptx\n"
+    "usage: tidal-opt [options] INPUT.ptx|INPUT.ll|INPUT.bc\n"
     "\n"
     "Reads PTX (INPUT, or standard input for '-'), runs the passes named with -p\n"
     "in order, and writes the result. Without passes the output is byte-for-byte\n"
     "the input; a pass that changes a function re-emits only what it changed.\n"
+    "LLVM IR (NVVM: .ll text, .bc bitcode, recognised by name or bitcode magic) is\n"
+    "read with LLVM 22 when tidal-opt is built with it; see --emit.\n"
     "\n"
     "options:\n"
     "  -o FILE          write the PTX to FILE ('-' for standard output). Without -o the\n"
@@ -69,6 +78,13 @@ static const char usage_text[] =
     "                   executable ($TIDAL_REAL_PTXAS, $CUDA_HOME/bin, /usr/local/cuda);\n"
     "                   standard error says which. TIDAL_CUBIN_BACKEND=ptxas|nvjitlink\n"
     "                   forces one. (libnvptxcompiler is not used by this build.)\n"
+    "  --emit=KIND      for LLVM IR input: ptx lowers the module with the NVPTX target\n"
+    "                   (--arch) and then works on that PTX exactly as on a .ptx input;\n"
+    "                   llvm (default; text) or bc (bitcode) keeps it IR, and -p tidal\n"
+    "                   then rewrites kernels at IR level (the kernels the PTX pass\n"
+    "                   accepts on the lowered module; --report says why others stay)\n"
+    "  --arch=SM        GPU for the NVPTX lowering of LLVM IR (default: the kernels'\n"
+    "                   \"target-cpu\", else sm_90a), e.g. sm_90, sm_90a\n"
     "  --stats          per function: instructions, basic blocks, barriers, calls and\n"
     "                   special-register reads (%ctaid, %smid, ...)\n"
     "  --help           show this help\n"
@@ -92,6 +108,87 @@ static int usage_error(const char *fmt, const char *arg) {
     return 2;
 }
 
+/* LLVM IR: by name (.ll, .bc) or by bitcode magic. */
+static bool llvm_input(const char *path, const char *src, size_t len) {
+    const unsigned char *u = (const unsigned char *)src;
+    size_t pl = strlen(path);
+    if (pl > 3 && (!strcmp(path + pl - 3, ".ll") || !strcmp(path + pl - 3, ".bc"))) return true;
+    return len >= 4 && ((u[0] == 'B' && u[1] == 'C' && u[2] == 0xC0 && u[3] == 0xDE) ||
+                        (u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B));
+}
+
+/* LLVM IR input. Returns the exit status, or -1 when *src now holds PTX text
+ * (--emit=ptx) for the PTX path to continue with. */
+static int llvm_path(const char *name, char **src, size_t *len, const char *emit, const char *arch,
+                     const struct pass *const *pipeline, size_t npipe, bool stats, bool dump_cfg, int report,
+                     bool cubin, const char *out) {
+#ifndef TIDAL_HAVE_LLVM
+    (void)len, (void)emit, (void)arch, (void)pipeline, (void)npipe, (void)stats, (void)dump_cfg, (void)report,
+        (void)cubin, (void)out;
+    free(*src);
+    fprintf(stderr, "%s: error: LLVM IR input needs a tidal-opt built with LLVM 22 (llvm-22-dev)\n", name);
+    return 1;
+#else
+    bool to_ptx = emit && !strcmp(emit, "ptx");
+    if (!to_ptx && (dump_cfg || cubin)) {
+        free(*src);
+        return usage_error("%s on LLVM IR input needs --emit=ptx", dump_cfg ? "-d" : "--cubin");
+    }
+    tidal_llvm_module *lm = tidal_llvm_parse(name, *src, *len, stderr);
+    free(*src);
+    *src = NULL;
+    if (!lm) return 1;
+    char err[4096];
+    if (to_ptx) {
+        size_t n;
+        char *text = tidal_llvm_to_ptx(lm, arch, &n, err, sizeof err);
+        tidal_llvm_free(lm);
+        if (!text) {
+            fprintf(stderr, "%s: error: %s\n", name, err);
+            return 1;
+        }
+        *src = text;
+        *len = n;
+        return -1;
+    }
+    int rc = 0;
+    tidal_report rep;
+    bool have_rep = false;
+    for (size_t i = 0; i < npipe && !rc; i++) {
+        if (pipeline[i]->run == pass_verify) {
+            if (tidal_llvm_verify(lm, stderr)) rc = 1;
+        } else if (pipeline[i]->run == pass_tidal) {
+            if (have_rep) {
+                fprintf(stderr, "%s: error: the tidal pass runs once on LLVM IR\n", name);
+                rc = 1;
+            } else if (tidal_llvm_tidal(lm, arch, &rep, err, sizeof err)) {
+                fprintf(stderr, "%s: error: %s\n", name, err);
+                rc = 1;
+            } else {
+                have_rep = true;
+            }
+        }
+    }
+    if (!rc && report) {
+        FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
+        if (have_rep) {
+            if (report == 2) tidal_report_print_json(&rep, rf);
+            else tidal_report_print_text(&rep, rf);
+        } else {
+            fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
+        }
+    }
+    if (!rc && stats) tidal_llvm_stats(lm, stdout);
+    if (!out && !stats && !report) out = "-";
+    if (!rc && out && tidal_llvm_write(lm, out, emit && !strcmp(emit, "bc"))) {
+        fprintf(stderr, "tidal-opt: cannot write '%s': %s\n", out, strerror(errno));
+        rc = 1;
+    }
+    tidal_llvm_free(lm);
+    return rc;
+#endif
+}
+
 int main(int argc, char **argv) {
     const char *in = NULL, *out = NULL;
     const struct pass *pipeline[64];
@@ -100,6 +197,7 @@ int main(int argc, char **argv) {
     int report = 0; /* 0 none, 1 text, 2 json */
     bool cubin = false;
     const char *cubin_arch = NULL;
+    const char *emit = NULL, *arch = NULL; /* LLVM IR input */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -151,6 +249,14 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--cubin") || !strncmp(a, "--cubin=", 8)) {
             cubin = true;
             cubin_arch = a[7] == '=' ? a + 8 : NULL;
+        } else if (!strncmp(a, "--emit=", 7)) {
+            emit = a + 7;
+            if (strcmp(emit, "ptx") && strcmp(emit, "llvm") && strcmp(emit, "bc"))
+                return usage_error("unknown output kind '%s' (ptx, llvm or bc)", emit);
+        } else if (!strcmp(a, "--arch") || !strncmp(a, "--arch=", 7)) {
+            if (a[6] == '=') arch = a + 7;
+            else if (i + 1 >= argc) return usage_error("option '%s' needs an argument", a);
+            else arch = argv[++i];
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -172,6 +278,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *name = strcmp(in, "-") ? in : "<stdin>";
+    bool is_ir = llvm_input(in, src, len);
+    if (!is_ir && (arch || (emit && strcmp(emit, "ptx")))) {
+        free(src);
+        return usage_error("%s applies to LLVM IR input (.ll, .bc) only", arch ? "--arch" : "--emit=llvm|bc");
+    }
+    if (is_ir) {
+        int irc = llvm_path(name, &src, &len, emit, arch, pipeline, npipe, stats, dump_cfg, report, cubin, out);
+        if (irc >= 0) return irc; /* done; -1: src is now PTX, continue below */
+    }
     ptx_diag d;
     ptx_module *m = ptx_parse(name, src, len, &d);
     free(src);

@@ -13,6 +13,9 @@
 #
 #   --build-only   stop after building (works without a GPU: a compile/link check)
 #   --no-build     reuse the build directory
+#   --ptx-dirs ORIG TIDAL   use ORIG/<file>.ptx and TIDAL/<file>.ptx as they are (e.g. the
+#                  LLVM-IR path's output, test/gpu/llvm_ir_ptx.sh): no tidal-opt, nvcc -ptx,
+#                  rewrite or ptxas steps; only the harness is built (unless --no-build)
 # Environment: TIDAL_GPU_BUILD (build dir, default <repo>/build-gpu), JOBS (16),
 #   CUDA_HOME (/usr/local/cuda), TIDAL_OPT, OUT.
 # Harness options (see tidal_gpu_harness --help): --only A,B  --budget S  --no-fork ...
@@ -31,12 +34,18 @@ LOG=$OUTDIR/gpu-check.log
 
 build=1 run=1
 args=()
-for a in "$@"; do
-  case "$a" in
+ptx_orig="" ptx_tidal=""
+while (( $# )); do
+  case "$1" in
     --build-only) run=0 ;;
     --no-build) build=0 ;;
-    *) args+=("$a") ;;
+    --ptx-dirs)
+      (( $# >= 3 )) || { echo "gpu-check: --ptx-dirs needs ORIG and TIDAL directories" >&2; exit 2; }
+      ptx_orig=$(cd "$2" && pwd) && ptx_tidal=$(cd "$3" && pwd) || exit 2
+      shift 2 ;;
+    *) args+=("$1") ;;
   esac
+  shift
 done
 
 : >"$LOG"
@@ -50,7 +59,18 @@ TRITON_SRC=$root/test/corpus/triton/local
 # The Triton PTX files the specs name (file stems "triton/<name>" in specs.inc).
 mapfile -t TRITON_PTX < <(grep -o '"triton/[A-Za-z0-9_]*"' "$here/specs.inc" | tr -d '"' | sed 's|^triton/||' | sort -u)
 
-if (( build )); then
+if (( build )) && [[ -n $ptx_orig ]]; then
+  # given PTX directories: only the harness is built
+  mkdir -p "$B/logs"
+  log "== gpu-check build in $B, PTX from $ptx_orig and $ptx_tidal ($(date -u +%FT%TZ))"
+  rm -f "$B/tidal_gpu_harness"
+  if ! "$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
+       -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread >"$B/logs/harness.build.log" 2>&1; then
+    tee -a "$LOG" <"$B/logs/harness.build.log"
+    die "building the harness failed"
+  fi
+  log "built $B/tidal_gpu_harness"
+elif (( build )); then
   rm -rf "$B/ptx" "$B/tidal_gpu_harness"
   mkdir -p "$B/ptx/orig/triton" "$B/ptx/tidal/triton" "$B/logs"
   log "== gpu-check build in $B ($(date -u +%FT%TZ))"
@@ -120,6 +140,10 @@ if (( ! run )); then
 fi
 [[ -x $B/tidal_gpu_harness ]] || die "no harness in $B (run without --no-build)"
 log "== gpu-check run ($(date -u +%FT%TZ))"
-"$B/tidal_gpu_harness" "$B/ptx/orig" "$B/ptx/tidal" "${args[@]}" 2>&1 | tee -a "$LOG"
+if [[ -n $ptx_orig ]]; then
+  "$B/tidal_gpu_harness" "$ptx_orig" "$ptx_tidal" "${args[@]}" 2>&1 | tee -a "$LOG"
+else
+  "$B/tidal_gpu_harness" "$B/ptx/orig" "$B/ptx/tidal" "${args[@]}" 2>&1 | tee -a "$LOG"
+fi
 rc=${PIPESTATUS[0]}
 exit "$rc"

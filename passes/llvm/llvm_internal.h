@@ -1,0 +1,54 @@
+/* llvm_internal.h — shared by the files of the LLVM-IR path. */
+#ifndef TIDAL_LLVM_INTERNAL_H
+#define TIDAL_LLVM_INTERNAL_H
+
+#include "tidal_llvm.h"
+#include "ptx.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <stdarg.h>
+
+/* The ptx_kernel calling convention (llvm/IR/CallingConv.h: PTX_Kernel = 71). */
+#define TL_PTX_KERNEL_CC 71
+
+struct tidal_llvm_module {
+    char *name;
+    char *src; /* the .ll text (NULL for bitcode): report lines */
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMValueRef *kernels; /* functions with bodies, module order */
+    unsigned nkernels;
+    tidal_kernel_report *report; /* tidal_llvm_tidal's */
+    char **pool;                 /* strings the report points to */
+    unsigned npool, cpool;
+};
+
+typedef enum tl_callee_kind {
+    TL_CALL_FUNCTION,        /* a defined or declared non-intrinsic function */
+    TL_CALL_INDIRECT,
+    TL_CALL_ASM,
+    TL_CALL_SREG,            /* llvm.nvvm.read.ptx.sreg.* */
+    TL_CALL_BARRIER,         /* CTA barriers: llvm.nvvm.barrier*, llvm.nvvm.bar.* (not bar.warp) */
+    TL_CALL_CLUSTER_BARRIER, /* llvm.nvvm.barrier.cluster.* */
+    TL_CALL_INTRINSIC,       /* any other llvm.* */
+} tl_callee_kind;
+
+tl_callee_kind tl_classify_callee(LLVMValueRef callee, ptx_sreg *sreg);
+LLVMValueRef tl_call_callee(LLVMValueRef call);
+
+void tl_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int vasprintf_portable(char **out, const char *fmt, va_list ap);
+const char *tl_keep(tidal_llvm_module *m, char *s);
+const char *tl_keepf(tidal_llvm_module *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tl_oom(void) __attribute__((noreturn));
+const char *tl_value_name(LLVMValueRef v);
+bool tl_name_is(LLVMValueRef v, const char *s);
+const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len);
+
+LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen);
+char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen);
+
+#endif

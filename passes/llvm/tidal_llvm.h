@@ -1,0 +1,53 @@
+/* tidal_llvm.h — the LLVM-IR path of tidal-opt (LLVM 22 C API).
+ *
+ * Reads NVVM IR (.ll text or .bc bitcode), finds its kernels (the ptx_kernel
+ * calling convention, or `!nvvm.annotations` "kernel" entries), and either
+ *  - lowers it to PTX through the NVPTX target, after which the PTX tidal pass
+ *    runs unchanged (tidal-opt --emit=ptx), or
+ *  - applies the tidal transform at IR level (tidal-opt --emit=llvm|bc): each
+ *    kernel that the PTX pass accepts on the lowered module is rewritten with the
+ *    same protocol (runtime/tidal_abi.h); the others stay as they were.
+ * docs/design.md, "The LLVM-IR path". */
+#ifndef TIDAL_LLVM_H
+#define TIDAL_LLVM_H
+
+#include "tidal.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct tidal_llvm_module tidal_llvm_module;
+
+/* LLVM bitcode (raw 'BC' 0xC0DE or the 0x0B17C0DE wrapper), or a file named
+ * *.ll / *.bc. */
+bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len);
+
+/* Parses and verifies IR. On error writes "file:line:col: error: ..." (the
+ * LLVM diagnostic) to err and returns NULL. */
+tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, FILE *err);
+void tidal_llvm_free(tidal_llvm_module *m);
+
+/* Number of kernels and their names, in module order. */
+unsigned tidal_llvm_kernel_count(const tidal_llvm_module *m);
+const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i);
+
+/* Lowers a copy of the module to PTX with the NVPTX target. arch: "sm_90a", or
+ * NULL for the kernels' "target-cpu" (else sm_90a). Returns malloc'd text (NUL
+ * terminated, *len without the NUL), or NULL with a message in err. */
+char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, char *err, size_t errlen);
+
+/* The LLVM verifier: 0, or -1 with the message on err. */
+int tidal_llvm_verify(tidal_llvm_module *m, FILE *err);
+
+/* The tidal transform at IR level. rep is owned by m. 0, or -1 with a message
+ * in err. */
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, char *err, size_t errlen);
+
+/* --stats for IR: per function, instructions, blocks, barriers, calls, sreg reads. */
+void tidal_llvm_stats(tidal_llvm_module *m, FILE *out);
+
+/* Writes IR text (bitcode=false) or bitcode to path ('-' = stdout). 0 or -1. */
+int tidal_llvm_write(tidal_llvm_module *m, const char *path, bool bitcode);
+
+#endif
