@@ -910,6 +910,7 @@ static void usage()
             "  TIDAL_DIR/<file>.ptx  the same PTX after tidal-opt -p tidal\n"
             "options:\n"
             "  --only A,B,...        run only specs whose name contains one of the substrings\n"
+            "                        (=NAME: exactly that spec)\n"
             "  --list                list the specs and exit\n"
             "  --no-fork             run specs in this process (for cuda-gdb / compute-sanitizer)\n"
             "  --launch-timeout S    seconds one launch may take before it counts as a hang (10)\n"
@@ -952,7 +953,8 @@ int main(int argc, char **argv)
     std::vector<Spec> all = all_specs(), specs;
     for (auto &s : all) {
         bool take = only.empty();
-        for (auto &o : only) take |= s.name.find(o) != std::string::npos;
+        for (auto &o : only)   // "=NAME": exactly NAME; else a substring
+            take |= o[0] == '=' ? s.name == o.substr(1) : s.name.find(o) != std::string::npos;
         if (take) specs.push_back(s);
     }
     if (list) {

@@ -79,11 +79,11 @@ specs=$(grep -o 'mk("[A-Za-z0-9_]*", "[A-Za-z0-9_/]*", "[A-Za-z0-9_]*"' "$here/s
 only_tidal=() only_ir=() left_out=()
 while read -r spec file entry; do
   [[ $file == triton/* ]] && continue
-  only_tidal+=("$spec")
+  only_tidal+=("=$spec")   # exact names: "histogram" would also pick triton_histogram_i32
   if grep -q "^  refused   $entry (line [0-9]*): ir-" "$O/tidal-ir/$file.report" 2>/dev/null; then
     left_out+=("$spec")
   else
-    only_ir+=("$spec")
+    only_ir+=("=$spec")
   fi
 done <<<"$specs"
 (IFS=,; echo "${only_tidal[*]}") >"$O/only-tidal"
