@@ -74,27 +74,15 @@ static void append_report(const tidal_report *rep) {
  * messages. Returns 0 on success, 1 when the input is left as it is (reason
  * printed: tidal cannot parse it), -1 on an I/O error (printed). */
 static int rewrite_file(const char *in, const char *out, const char *shown) {
-    size_t len;
-    char *src = ptx_read_file(in, &len);
-    if (!src) {
+    tidal_report rep;
+    int why;
+    ptx_module *m = tidal_rewrite_file(in, shown, "tidal-nvcc", &rep, &why);
+    if (!m && why < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));
         return -1;
     }
-    ptx_diag d;
-    ptx_module *m = ptx_parse(shown, src, len, &d);
-    free(src);
     if (!m) {
-        fputs("tidal-nvcc: warning: ", stderr);
-        ptx_diag_print(&d, stderr);
         fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
-        return 1;
-    }
-    tidal_report rep;
-    if (tidal_run(m, NULL, &rep, &d)) {
-        fputs("tidal-nvcc: warning: ", stderr);
-        ptx_diag_print(&d, stderr);
-        fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
-        ptx_module_free(m);
         return 1;
     }
     append_report(&rep);

@@ -47,25 +47,15 @@ static bool ends_with(const char *s, const char *suffix) {
 /* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
  * when the input is to be assembled unchanged (reason already printed). */
 static char *rewrite(const char *in, FILE *report) {
-    size_t len;
-    char *src = ptx_read_file(in, &len);
-    if (!src) {
+    tidal_report rep;
+    int why;
+    ptx_module *m = tidal_rewrite_file(in, in, "tidal-ptxas", &rep, &why);
+    if (!m && why < 0) {
         fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in, strerror(errno));
         return NULL;
     }
-    ptx_diag d;
-    ptx_module *m = ptx_parse(in, src, len, &d);
-    free(src);
     if (!m) {
-        fputs("tidal-ptxas: warning: ", stderr);
-        ptx_diag_print(&d, stderr);
         fprintf(stderr, "tidal-ptxas: warning: '%s' is assembled without the tidal rewrite\n", in);
-        return NULL;
-    }
-    tidal_report rep;
-    if (tidal_run(m, NULL, &rep, &d)) {
-        ptx_diag_print(&d, stderr);
-        ptx_module_free(m);
         return NULL;
     }
     if (report) tidal_report_print_text(&rep, report);

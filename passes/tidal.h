@@ -41,4 +41,13 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
 void tidal_report_print_text(const tidal_report *r, FILE *out);
 void tidal_report_print_json(const tidal_report *r, FILE *out);
 
+/* The drop-in drivers' first step (tidal-ptxas, tidal-nvcc): read the PTX file `path`
+ * (named `shown` in messages), parse it and run the transform. Returns the module, to be
+ * printed and freed by the caller, with *rep filled. NULL when it cannot be used:
+ * *why = -1, the file cannot be read (errno set, nothing printed); *why = 1, it does not
+ * parse or the transform failed (the diagnostic is on stderr after "TOOL: warning: ";
+ * the caller says what happens to the file instead). */
+ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, tidal_report *rep,
+                               int *why);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control_proto.h" /* the partition name rule, shared with tidald */
 #include "rt_state.h"
 
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -59,6 +60,13 @@ int tidal__cuda_fail(CUresult r, const char *what)
     return tidal__fail(TIDAL_ERR_CUDA, "%s: %s", what, tidal_cu_errname(rt.cu, r, b, sizeof b));
 }
 
+static void vprint(const char *fmt, va_list ap)
+{
+    fputs("tidal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void tidal__log(const char *fmt, ...)
 {
     static int level = -1;
@@ -69,9 +77,7 @@ void tidal__log(const char *fmt, ...)
     if (!level) return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("tidal: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vprint(fmt, ap);
     va_end(ap);
 }
 
@@ -79,9 +85,7 @@ void tidal__warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tidal: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vprint(fmt, ap);
     va_end(ap);
 }
 
@@ -107,20 +111,7 @@ static void ctx_leave(CUcontext c)
     if (rt.initialized && c != rt.ctx) rt.cu->CtxSetCurrent(c);
 }
 
-/* ------------------------------------------------------------------ names, SM sets */
-
-static int valid_name(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 31) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
+/* ------------------------------------------------------------------ SM sets */
 
 /* Keep the SMs this device has; SM ids beyond it are an error unless the set said "all". */
 static int clip_set(const tidal_smset *in, int is_all, tidal_smset *out)
@@ -244,7 +235,7 @@ static int apply_env_partition(void)
     if (n >= sizeof name) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PARTITION=%s: name too long", e);
     memcpy(name, e, n);
     name[n] = '\0';
-    if (!valid_name(name))
+    if (!tidal_control_name_ok(name))
         return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PARTITION=%s: want NAME or NAME:SMSET (name: 1-31 of [A-Za-z0-9_.-])", e);
     if (colon) {
         tidal_smset s;
@@ -425,7 +416,7 @@ int tidal_device_sms(unsigned *out)
 
 int tidal_partition_create(const char *name, const char *smset, tidal_part **out)
 {
-    if (!valid_name(name))
+    if (!tidal_control_name_ok(name))
         return tidal__fail(TIDAL_ERR_PARSE, "partition name \"%s\": want 1-31 of [A-Za-z0-9_.-]", name ? name : "(null)");
     if (!smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_create: NULL SM set");
     pthread_mutex_lock(&rt.lock);
@@ -546,7 +537,7 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n)
         clip_set(&in, 1, &s);   /* tidald does not know this device's SM count: clip */
         char name[32];
         snprintf(name, sizeof name, "%s", parts[i].name);
-        if (!valid_name(name)) continue;
+        if (!tidal_control_name_ok(name)) continue;
         struct tidal_part *p = find_part(name);
         int st;
         if (!p) {

@@ -347,8 +347,6 @@ static void mode_api()
 
 // Run a long kernel on p, move p's mask to `to` at ~30% progress, check the blocks claimed
 // after the move (with a margin for blocks already claimed) obey `to`.
-static bool same_set(const tidal_smset &a, const tidal_smset &b) { return !memcmp(&a, &b, sizeof a); }
-
 // Run a long kernel on p; at ~30% progress move p's mask from `from` to `to`.
 //  - blocks claimed after the move (plus the claims already held) obey `to` where the
 //    kernel still has workers there: always for a shrink;
@@ -430,7 +428,6 @@ static void flip_case(const char *label, tidal_part *p, const char *from, const 
                std::to_string(used) + " SMs used of " + std::to_string(tidal_smset_count(&mt)) + ", " +
                    std::to_string(bad2) + " blocks outside");
     }
-    (void)same_set;
 }
 
 static void mode_flip()

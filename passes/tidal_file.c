@@ -1,0 +1,27 @@
+/* tidal_file.c — read, parse and rewrite one PTX file: the step tidal-ptxas and
+ * tidal-nvcc share (tidal.h, tidal_rewrite_file). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ptx.h"
+#include "tidal.h"
+
+ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, tidal_report *rep,
+                               int *why)
+{
+    size_t len;
+    char *src = ptx_read_file(path, &len);
+    if (!src) {
+        *why = -1;
+        return NULL;
+    }
+    ptx_diag d;
+    ptx_module *m = ptx_parse(shown, src, len, &d);
+    free(src);
+    if (m && tidal_run(m, NULL, rep, &d) == 0) return m;
+    fprintf(stderr, "%s: warning: ", tool);
+    ptx_diag_print(&d, stderr);
+    ptx_module_free(m);
+    *why = 1;
+    return NULL;
+}
