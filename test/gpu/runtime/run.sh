@@ -61,7 +61,9 @@ build() {
   gcc $CFLAGS -fPIC -c "$root/runtime/wrap_cudart.c" -o "$B/obj/wrap_cudart.o"
   ar rcs "$B/lib/libtidal_cudart.a" "$B/obj/wrap_cudart.o"
   for t in tidald tidalctl; do
-    gcc $CFLAGS "$root/runtime/$t.c" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
+    src=("$root/runtime/$t.c")
+    if [[ $t == tidald ]]; then src+=("$root"/runtime/tidald_{parts,stats,shm,socket,help}.c); fi
+    gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
   "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -Xlinker -export-dynamic "$here/rt_app.cu" -o "$B/rt_app_linked" \

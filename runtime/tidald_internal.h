@@ -1,0 +1,122 @@
+/* tidald internals: the daemon state shared by tidald*.c (D, connections, stats
+ * collections) and the prototypes one tidald file calls in another. Not installed. */
+#ifndef TIDALD_INTERNAL_H
+#define TIDALD_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "control_proto.h"
+#include "tidal_shm.h"
+
+#define MAX_CONNS 1024
+#define OUT_CAP_CLIENT (4u << 20)  /* a client that does not read its answers is dropped */
+#define OUT_CAP_TENANT (256u << 10)
+#define MAX_TENANT_PARTS 64
+
+/* ---- state ------------------------------------------------------------------------------ */
+
+typedef struct conn {
+    int fd;
+    uint64_t id;
+    tidal_linebuf in;
+    char *out;
+    size_t outlen, outcap;
+    int eof;      /* peer closed its side: answer what is buffered, then close */
+    int dead;     /* close at the end of this round */
+    int waiting;  /* an answer is being collected (hist / tenants stats): input paused */
+    int tenant;
+    int64_t pid;
+    int mps;
+    char name[TIDAL_TENANT_NAME_MAX];
+    int64_t since; /* CLOCK_REALTIME seconds */
+    uint32_t stats_seq; /* last stats request sent */
+} conn;
+
+typedef struct coll_part {
+    char name[TIDAL_PART_NAME_MAX];
+    uint64_t violations, blocks;
+} coll_part;
+
+typedef struct coll_tenant {
+    uint64_t conn_id;
+    int64_t pid;
+    int mps;
+    int64_t since;
+    char name[TIDAL_TENANT_NAME_MAX];
+    int state; /* 0 waiting, 1 answered, 2 gone */
+    unsigned nparts;
+    coll_part parts[MAX_TENANT_PARTS];
+} coll_tenant;
+
+typedef struct collection {
+    uint32_t seq;
+    uint64_t requester;
+    int hist; /* 1: hist NAME, 0: tenants stats */
+    char name[TIDAL_PART_NAME_MAX];
+    uint64_t deadline_ns;
+    unsigned ntenants;
+    coll_tenant *t;
+    uint64_t sm[256];
+    uint64_t violations;
+    struct collection *next;
+} collection;
+
+struct tidald_state {
+    char socket_path[TIDAL_SOCKET_PATH_MAX];
+    char shm_name[256];
+    const char *group;
+    gid_t gid;
+    int have_gid;
+    int reset;
+    int stats_ms;
+
+    int shm_fd;
+    tidal_shm *shm;
+    int listen_fd;
+    dev_t sock_dev;
+    ino_t sock_ino;
+
+    conn *conns[MAX_CONNS];
+    unsigned nconns;
+    uint64_t next_id;
+    uint32_t next_seq;
+    collection *colls;
+};
+extern struct tidald_state D;
+
+/* tidald.c: logging, output buffering, connections, request dispatch, main */
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void out_append(conn *c, const char *s, size_t n);
+void outf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void flush_out(conn *c);
+void reply_error(conn *c, const char *msg);
+void process_input(conn *c);
+
+/* tidald_parts.c: partition requests (create/set/destroy/list/tenants) */
+uint64_t realtime_ns(void);
+void do_create_set(conn *c, const tidal_req *r);
+void do_destroy(conn *c, const tidal_req *r);
+void do_list(conn *c);
+void print_tenant(conn *c, const char *prefix, int64_t pid, const char *name, int64_t since, int mps,
+                  uint64_t id, const char *suffix);
+void do_tenants_plain(conn *c);
+
+/* tidald_stats.c: stats collection from tenants (hist, tenants --stats) */
+void check_collections(int force_now);
+void start_collection(conn *c, const tidal_req *r);
+void tenant_stats(conn *c, const tidal_req *r);
+
+/* tidald_shm.c: the shared-memory segment */
+int open_shm(void);
+
+/* tidald_socket.c: the listening socket */
+int daemon_answers(const char *path);
+int open_socket(void);
+
+/* tidald_help.c: usage and help text */
+void usage_short(FILE *f);
+void help(void);
+
+#endif

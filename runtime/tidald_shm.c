@@ -1,0 +1,108 @@
+/* tidald: the shared-memory segment: creates it, or opens and repairs the one a previous
+ * tidald left (layout: tidal_shm.h), locks it and sets its mode and group. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tidald_internal.h"
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+int open_shm(void)
+{
+    int fd = shm_open(D.shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    if (fd < 0) {
+        logmsg("shm_open %s: %s", D.shm_name, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        logmsg("shared memory %s is held by another tidald (flock: %s)", D.shm_name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (D.reset) {
+        shm_unlink(D.shm_name);
+        close(fd);
+        fd = shm_open(D.shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            logmsg("shm_open %s (reset): %s", D.shm_name, strerror(errno));
+            if (fd >= 0) close(fd);
+            return -1;
+        }
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        logmsg("fstat %s: %s", D.shm_name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    int fresh = st.st_size == 0;
+    if (fresh && ftruncate(fd, (off_t)TIDAL_SHM_SIZE) != 0) {
+        logmsg("ftruncate %s: %s", D.shm_name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!fresh && (size_t)st.st_size < TIDAL_SHM_SIZE) {
+        logmsg("shared memory %s is %lld bytes, not a tidal segment (use --reset to replace it)", D.shm_name,
+               (long long)st.st_size);
+        close(fd);
+        return -1;
+    }
+    void *m = mmap(NULL, TIDAL_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        logmsg("mmap %s: %s", D.shm_name, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    tidal_shm *s = m;
+    if (fresh) {
+        memset(s, 0, TIDAL_SHM_SIZE);
+        s->h.version = TIDAL_SHM_VERSION;
+        s->h.header_size = sizeof(tidal_shm_header);
+        s->h.part_size = sizeof(tidal_shm_part);
+        s->h.max_parts = TIDAL_SHM_MAX_PARTS;
+        s->h.created_ns = realtime_ns();
+        s->h.instance = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)s;
+        atomic_thread_fence(memory_order_release);
+        s->h.magic = TIDAL_SHM_MAGIC;
+        logmsg("created shared memory %s (%zu bytes, %u partitions max)", D.shm_name, TIDAL_SHM_SIZE,
+               TIDAL_SHM_MAX_PARTS);
+    } else if (tidal_shm_check(s, (size_t)st.st_size) != 0) {
+        logmsg("shared memory %s has another layout (magic/version); use --reset to replace it", D.shm_name);
+        munmap(m, TIDAL_SHM_SIZE);
+        close(fd);
+        return -1;
+    } else {
+        /* a previous tidald may have died mid-update: make seq even, recount */
+        uint32_t q = atomic_load(&s->h.seq);
+        if (q & 1u) atomic_store(&s->h.seq, q + 1u);
+        unsigned n = 0;
+        for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
+            tidal_shm_part *p = &s->part[i];
+            p->name[sizeof p->name - 1] = '\0';
+            if ((p->flags & TIDAL_SHM_PART_USED) && tidal_control_name_ok(p->name))
+                n++;
+            else
+                memset(p, 0, sizeof *p);
+        }
+        s->h.nparts = n;
+        logmsg("resumed shared memory %s: %u partitions, generation %" PRIu32, D.shm_name, n,
+               tidal_shm_generation(s));
+    }
+    if (fchmod(fd, 0660) != 0) logmsg("fchmod %s: %s", D.shm_name, strerror(errno));
+    if (D.have_gid && fchown(fd, (uid_t)-1, D.gid) != 0)
+        logmsg("chgrp %s %s: %s", D.group, D.shm_name, strerror(errno));
+    atomic_store(&s->h.daemon_pid, (int32_t)getpid());
+    /* a new daemon is a change: tenants that reconnect compare generations */
+    tidal_shm_write_begin(s);
+    tidal_shm_write_end(s);
+    D.shm_fd = fd;
+    D.shm = s;
+    return 0;
+}
