@@ -51,4 +51,46 @@ const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len);
 LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen);
 char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen);
 
+/* The IR-level tidal transform (tidal_llvm_tidal in llvm_tidal.c). */
+
+typedef struct verdict {
+    bool ok;
+    const char *reason, *detail, *exit_mode;
+    unsigned between; /* barrier between logical blocks */
+    unsigned bar_id;  /* tidal's barrier id */
+} verdict;
+
+/* llvm_verdict.c */
+int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, verdict *v, bool *big_shared, char *err,
+                 size_t errlen);
+bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v);
+
+typedef struct irb {
+    LLVMContextRef c;
+    LLVMModuleRef m;
+    LLVMBuilderRef b;
+    LLVMValueRef f;
+    LLVMTypeRef i1, i8, i32, i64, vd, p0, p1, p3, p4;
+    unsigned dev; /* syncscope("device") */
+    LLVMValueRef ctl_gv, sh_gv;
+} irb;
+
+typedef struct body {
+    LLVMBasicBlockRef *blocks; /* the original body, entry first */
+    unsigned n;
+} body;
+
+/* llvm_protocol.c */
+LLVMValueRef tl_c32(irb *x, unsigned long long v);
+LLVMValueRef tl_c64(irb *x, unsigned long long v);
+body tl_body_of(LLVMValueRef f);
+void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v);
+
+/* llvm_clone.c */
+void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig);
+LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx);
+LLVMBasicBlockRef tl_move_body(LLVMValueRef from, LLVMValueRef to, unsigned nparams);
+void tl_drop_wrong_attrs(LLVMValueRef f);
+LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty);
+
 #endif

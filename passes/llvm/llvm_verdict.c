@@ -1,0 +1,184 @@
+/* llvm_verdict.c — which kernels the IR-level tidal transform may rewrite: the
+ * PTX pass's verdict on a lowered copy of the module, then the IR-level checks
+ * (what the IR rewrite cannot take although the PTX pass can). */
+#include "llvm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ the PTX verdict */
+
+/* tidal's barrier id in the rewritten PTX of entry `name`: the barrier after
+ * "$tdl_claimed:" (tidal_code.c). */
+static bool find_bar_id(const char *ptx, const char *name, unsigned *id) {
+    size_t nl = strlen(name);
+    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 1, ".entry ")) {
+        const char *q = p + 7;
+        if (strncmp(q, name, nl) || (q[nl] != '(' && q[nl] != '\n' && q[nl] != ' ')) continue;
+        const char *c = strstr(q, "$tdl_claimed:\n\tbarrier.sync \t");
+        if (!c) return false;
+        return sscanf(c + strlen("$tdl_claimed:\n\tbarrier.sync \t"), "%u", id) == 1;
+    }
+    return false;
+}
+
+/* Lowers a copy of the module, runs the PTX pass on it, and fills v[i] for
+ * kernel i. Also says whether the module has dynamic shared memory. */
+int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, verdict *v, bool *big_shared, char *err,
+                        size_t errlen) {
+    LLVMModuleRef copy = LLVMCloneModule(m->mod);
+    size_t len;
+    char *text = tl_emit_ptx(copy, tm, &len, err, errlen);
+    LLVMDisposeModule(copy);
+    if (!text) return -1;
+    *big_shared = strstr(text, ".extern .shared") != NULL;
+    ptx_diag d;
+    ptx_module *pm = ptx_parse(m->name, text, len, &d);
+    free(text);
+    if (!pm) {
+        tl_fmt(err, errlen, "the PTX that LLVM emitted does not parse (line %u: %s)", d.line, d.msg);
+        return -1;
+    }
+    tidal_report rep;
+    if (tidal_run(pm, NULL, &rep, &d)) {
+        tl_fmt(err, errlen, "the PTX tidal pass failed on the lowered module (line %u: %s)", d.line, d.msg);
+        ptx_module_free(pm);
+        return -1;
+    }
+    size_t plen;
+    char *out = ptx_print_to_string(pm, &plen);
+    if (!out) tl_oom();
+    for (unsigned i = 0; i < m->nkernels; i++) {
+        const char *name = tl_value_name(m->kernels[i]);
+        const tidal_kernel_report *k = NULL;
+        for (unsigned j = 0; j < rep.nkernels; j++)
+            if (!strcmp(rep.kernels[j].name, name)) k = &rep.kernels[j];
+        verdict *x = &v[i];
+        memset(x, 0, sizeof *x);
+        if (!k) {
+            x->reason = "ir-ptx-name";
+            x->detail = tl_keepf(m, "no PTX .entry named '%s' in the lowered module", name);
+        } else if (k->verdict != TIDAL_REWRITTEN) {
+            x->reason = tl_keep(m, strdup(k->reason));
+            x->detail = tl_keepf(m, "%s (in the PTX lowered from the IR)", k->detail);
+        } else {
+            x->ok = true;
+            x->exit_mode = tl_keep(m, strdup(k->exit_mode));
+            x->between = k->barrier_between_blocks;
+            if (!find_bar_id(out, name, &x->bar_id)) {
+                x->ok = false;
+                x->reason = "ir-internal";
+                x->detail = "tidal's barrier id not found in the rewritten PTX";
+            }
+        }
+    }
+    free(out);
+    ptx_module_free(pm);
+    return 0;
+}
+
+/* ------------------------------------------------------------ IR-level checks */
+
+static bool asm_text_has(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!memcmp(s + i, needle, k)) return true;
+    return false;
+}
+
+/* What functions called from f (transitively; not f itself) do: read
+ * %ctaid/%nctaid, or end the thread with llvm.nvvm.exit. The PTX pass checks
+ * the same on the lowered module, but there a callee that LLVM declares before
+ * the kernel and defines after it is matched to its body-less declaration (a
+ * PTX pass bug: test/lit/llvm/ptx_forward_declared_callee.ll), so the IR path
+ * checks its callees itself. */
+typedef struct callee_facts {
+    LLVMValueRef *seen;
+    unsigned nseen, cap;
+    const char *ctaid_in, *exit_in;
+} callee_facts;
+
+static void callees(callee_facts *cf, LLVMValueRef f, bool self) {
+    for (unsigned i = 0; i < cf->nseen; i++)
+        if (cf->seen[i] == f) return;
+    if (cf->nseen == cf->cap) {
+        cf->cap = cf->cap ? 2 * cf->cap : 16;
+        cf->seen = realloc(cf->seen, cf->cap * sizeof *cf->seen);
+        if (!cf->seen) tl_oom();
+    }
+    cf->seen[cf->nseen++] = f;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+            if (LLVMGetInstructionOpcode(i) != LLVMCall && LLVMGetInstructionOpcode(i) != LLVMInvoke) continue;
+            LLVMValueRef callee = tl_call_callee(i);
+            ptx_sreg r;
+            tl_callee_kind k = tl_classify_callee(callee, &r);
+            if (!self && k == TL_CALL_SREG && (r == PTX_SREG_CTAID || r == PTX_SREG_NCTAID) && !cf->ctaid_in)
+                cf->ctaid_in = tl_value_name(f);
+            if (!self && k == TL_CALL_INTRINSIC && tl_name_is(callee, "llvm.nvvm.exit") && !cf->exit_in)
+                cf->exit_in = tl_value_name(f);
+            if (k == TL_CALL_FUNCTION && !LLVMIsDeclaration(callee)) callees(cf, callee, false);
+            if (k == TL_CALL_INDIRECT) /* any function of the module */
+                for (LLVMValueRef g = LLVMGetFirstFunction(LLVMGetGlobalParent(f)); g; g = LLVMGetNextFunction(g))
+                    if (!LLVMIsDeclaration(g) && LLVMGetFunctionCallConv(g) != TL_PTX_KERNEL_CC) callees(cf, g, false);
+        }
+}
+
+/* What the IR rewrite cannot take although the PTX pass can. */
+bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
+    callee_facts cf = {0};
+    callees(&cf, f, true);
+    free(cf.seen);
+    if (cf.exit_in) {
+        v->reason = "exit-in-callee";
+        v->detail = tl_keepf(m, "calls a function that may execute 'exit' (llvm.nvvm.exit in @%s)", cf.exit_in);
+        return false;
+    }
+    if (cf.ctaid_in) {
+        v->reason = "callee-reads-ctaid";
+        v->detail = tl_keepf(m, "calls a function that reads %%ctaid/%%nctaid (@%s)", cf.ctaid_in);
+        return false;
+    }
+    if (!strcmp(v->exit_mode, "barrier-funnel")) {
+        v->reason = "ir-barrier-funnel";
+        v->detail = "divergent exits with full barriers need the barrier funnel, which only the PTX pass "
+                    "implements (use --emit=ptx)";
+        return false;
+    }
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
+        LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
+        if (t && LLVMGetInstructionOpcode(t) == LLVMRet && LLVMGetNumOperands(t) != 0) {
+            v->reason = "ir-unsupported";
+            v->detail = "the kernel returns a value";
+            return false;
+        }
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+            LLVMOpcode op = LLVMGetInstructionOpcode(i);
+            if (op == LLVMIndirectBr || op == LLVMCallBr) {
+                v->reason = "ir-unsupported";
+                v->detail = tl_keepf(m, "'%s' in the kernel", op == LLVMIndirectBr ? "indirectbr" : "callbr");
+                return false;
+            }
+            if (op != LLVMCall) continue;
+            LLVMValueRef callee = tl_call_callee(i);
+            if (LLVMIsAInlineAsm(callee)) {
+                size_t n;
+                const char *s = LLVMGetInlineAsmAsmString(callee, &n);
+                static const char *const bad[] = {"ctaid", "exit", "ret", "bar", "gridid", NULL};
+                for (int k = 0; bad[k]; k++)
+                    if (asm_text_has(s, n, bad[k])) {
+                        v->reason = "ir-inline-asm";
+                        v->detail = tl_keepf(m, "inline asm mentions '%s' (the IR rewrite does not edit asm text; "
+                                                "use --emit=ptx)",
+                                             bad[k]);
+                        return false;
+                    }
+            } else if (LLVMIsAFunction(callee) && tl_name_is(callee, "llvm.nvvm.exit")) {
+                v->reason = "ir-unsupported";
+                v->detail = "calls llvm.nvvm.exit in the kernel (use --emit=ptx)";
+                return false;
+            }
+        }
+    }
+    return true;
+}
