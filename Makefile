@@ -58,17 +58,25 @@ fuzz: $(BUILD)/build.ninja
 	  --corpus test/fuzz/seeds --corpus $(BUILD)/corpus --corpus test/corpus/triton
 
 # make gpu-check     build + run the GPU suites (needs an NVIDIA GPU, CUDA 13): the rewrite
-#                    (test/gpu/run.sh, log $${OUT:-/tmp}/gpu-check.log) and libtidal
-#                    (test/gpu/runtime/run.sh, log gpu-runtime.log); last line "N passed, N failed"
+#                    (test/gpu/run.sh, log $${OUT:-/tmp}/gpu-check.log), the same on cubins
+#                    made in process by libnvptxcompiler when the toolkit has it (run.sh
+#                    --cubin nvptxcompiler, log gpu-check-cubin-nvptxcompiler.log) and
+#                    libtidal (test/gpu/runtime/run.sh, log gpu-runtime.log); last line
+#                    "N passed, N failed"
 # make gpu-selftest  same build, harness tested against a fake libcuda (no GPU needed)
 GPU_CHECK_ARGS ?=
 gpu-check:
-	@rc=0; test/gpu/run.sh $(GPU_CHECK_ARGS) || rc=1; \
+	@rc=0; o=$${OUT:-/tmp}; logs="$$o/gpu-check.log $$o/gpu-runtime.log"; \
+	 test/gpu/run.sh $(GPU_CHECK_ARGS) || rc=1; \
+	 if $${TIDAL_GPU_BUILD:-build-gpu}/tidal-opt --version 2>/dev/null | grep -q libnvptxcompiler; then \
+	   test/gpu/run.sh --no-build --cubin nvptxcompiler $(GPU_CHECK_ARGS) || rc=1; \
+	   logs="$$logs $$o/gpu-check-cubin-nvptxcompiler.log"; \
+	 else echo "gpu-check: no libnvptxcompiler in this toolkit: cubin suite not run"; fi; \
 	 test/gpu/runtime/run.sh || rc=1; \
-	 o=$${OUT:-/tmp}; p=0; f=0; \
-	 for l in $$o/gpu-check.log $$o/gpu-runtime.log; do \
+	 p=0; f=0; \
+	 for l in $$logs; do \
 	   s=$$(tail -1 $$l); set -- $$s; p=$$((p + $$1)); f=$$((f + $$3)); done; \
-	 echo "gpu-check (both suites): $$p passed, $$f failed"; exit $$rc
+	 echo "gpu-check (all suites): $$p passed, $$f failed"; exit $$rc
 gpu-selftest:
 	@test/gpu/selftest.sh
 

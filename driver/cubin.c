@@ -1,7 +1,6 @@
-/* cubin.c — PTX to cubin: nvJitLink (dlopen'ed, so the drivers need no CUDA
- * library to run) or, when it is missing, the ptxas executable. The static
- * libnvptxcompiler is not linked in this build (it is absent from the build
- * machine's toolkit; see docs/design.md). */
+/* cubin.c — PTX to cubin, first backend that is there: libnvptxcompiler (linked
+ * statically when the toolkit has it: cubin_nvptxcompiler.c), nvJitLink (dlopen'ed,
+ * so the drivers need no CUDA library to run), the ptxas executable. */
 #define _POSIX_C_SOURCE 200809L
 #include "cubin.h"
 #include "exec.h"
@@ -139,11 +138,36 @@ done:
     return rc;
 }
 
+bool tidal_cubin_have_nvptxcompiler(void) {
+#ifdef TIDAL_HAVE_NVPTXCOMPILER
+    return true;
+#else
+    return false;
+#endif
+}
+
 int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len,
                        char *backend, size_t backend_size, char *err, size_t err_size) {
     const char *force = getenv("TIDAL_CUBIN_BACKEND");
+    if (force && *force && strcmp(force, "ptxas") && strcmp(force, "nvjitlink") && strcmp(force, "nvptxcompiler")) {
+        snprintf(err, err_size, "TIDAL_CUBIN_BACKEND=%s: not one of nvptxcompiler, nvjitlink, ptxas", force);
+        return -1;
+    }
     if (force && !strcmp(force, "ptxas"))
         return by_ptxas(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
+    if (!force || !*force || !strcmp(force, "nvptxcompiler")) {
+#ifdef TIDAL_HAVE_NVPTXCOMPILER
+        /* it is the toolkit's ptxas itself: its verdict on the PTX is final */
+        return tidal_cubin_by_nvptxcompiler(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
+#else
+        if (force && *force) {
+            snprintf(err, err_size,
+                     "TIDAL_CUBIN_BACKEND=nvptxcompiler: this build has no libnvptxcompiler (it is linked "
+                     "in when the CUDA toolkit has lib64/libnvptxcompiler_static.a and include/nvPTXCompiler.h)");
+            return -1;
+        }
+#endif
+    }
     int rc = by_nvjitlink(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);
     if (rc <= 0 || (force && !strcmp(force, "nvjitlink"))) return rc ? -1 : 0;
     return by_ptxas(ptx, len, arch, cubin, cubin_len, backend, backend_size, err, err_size);

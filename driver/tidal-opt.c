@@ -73,11 +73,12 @@ static const char usage_text[] =
     "                   (default) or json. Goes to standard output, or to standard\n"
     "                   error when the PTX itself goes to standard output.\n"
     "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
-    "                   sm_90a) instead of PTX to the -o file, compiled in process by\n"
-    "                   nvJitLink when libnvJitLink can be loaded, else by the ptxas\n"
-    "                   executable ($TIDAL_REAL_PTXAS, $CUDA_HOME/bin, /usr/local/cuda);\n"
-    "                   standard error says which. TIDAL_CUBIN_BACKEND=ptxas|nvjitlink\n"
-    "                   forces one. (libnvptxcompiler is not used by this build.)\n"
+    "                   sm_90a) instead of PTX to the -o file, compiled by the first of:\n"
+    "                   libnvptxcompiler in process (when this build linked it: see\n"
+    "                   --version), nvJitLink in process (when libnvJitLink can be\n"
+    "                   loaded), the ptxas executable ($TIDAL_REAL_PTXAS, $CUDA_HOME/bin,\n"
+    "                   /usr/local/cuda). Standard error says which.\n"
+    "                   TIDAL_CUBIN_BACKEND=nvptxcompiler|nvjitlink|ptxas forces one.\n"
     "  --emit=KIND      for LLVM IR input: ptx lowers the module with the NVPTX target\n"
     "                   (--arch) and then works on that PTX exactly as on a .ptx input;\n"
     "                   llvm (default; text) or bc (bitcode) keeps it IR, and -p tidal\n"
@@ -205,6 +206,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--version")) {
             puts("tidal-opt 0.1 (PTX ISA up to 9.0)");
+            printf("cubin backends: %snvJitLink (loaded at run time), ptxas (executable)\n",
+                   tidal_cubin_have_nvptxcompiler() ? "libnvptxcompiler (linked in), " : "");
             return 0;
         } else if (!strcmp(a, "-o") || !strcmp(a, "-p") || !strcmp(a, "-d")) {
             if (i + 1 >= argc) return usage_error("option '%s' needs an argument", a);

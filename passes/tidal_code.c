@@ -13,23 +13,24 @@ const char tidal_reg_decls[] =
     "\t.reg .u64 \t%tdl_ctl, %tdl_slot, %tdl_a0, %tdl_a1, %tdl_a2, %tdl_key;";
 
 
-/* Where the grid comes from: the launch itself (cases a, b) ... */
+/* Where the grid comes from: the launch itself (cases a, b) ... Case a (no runtime:
+ * __tidal_ctl is 0) branches to the original body first thing. */
 const char tidal_prologue_original_grid[] =
     "// tidal: control block and logical grid (original launch)\n"
     "\tld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
-    "\tmov.u64 \t%tdl_key, %gridid;\n"
-    "\tsetp.ne.u64 \t%tdl_jn, %tdl_key, %tdl_key;\n"
+    "\tsetp.eq.u64 \t%tdl_direct, %tdl_ctl, 0;\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
     "\tmov.u32 \t%tdl_nx, %nctaid.x;\n"
     "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
     "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
-    "\tsetp.eq.u64 \t%tdl_direct, %tdl_ctl, 0;\n"
-    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
     "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
     "\tsetp.gt.u64 \t%tdl_direct, %tdl_a0, 2147483647;\n"
     "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
     "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
+    "\tmov.u64 \t%tdl_key, %gridid;\n"
+    "\tsetp.ne.u64 \t%tdl_jn, %tdl_key, %tdl_key;\n"
     "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
     "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
     "\tmin.u32 \t%tdl_chunk, %tdl_chunk, 32;\n"

@@ -680,10 +680,11 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     }
     if (sp.flip) { modes.push_back("flip-b"); modes.push_back("flip-c"); }
 
-    std::string tpath = tidal_dir + "/" + sp.file + ".ptx";
-    std::string otext, ttext;
-    read_file(orig_dir + "/" + sp.file + ".ptx", &otext);
+    // TIDAL_DIR/<file>.cubin when there is one (run.sh --cubin), else <file>.ptx
+    std::string tpath = tidal_dir + "/" + sp.file + ".cubin", otext, ttext;
     bool have_t = read_file(tpath, &ttext);
+    if (!have_t) have_t = read_file(tpath = tidal_dir + "/" + sp.file + ".ptx", &ttext);
+    read_file(orig_dir + "/" + sp.file + ".ptx", &otext);
     std::string merr;
     bool loaded = have_t && load_module(tpath, &L.mod, &merr);
     if (!have_t) merr = "no rewritten PTX at " + tpath;

@@ -13,6 +13,11 @@
 #
 #   --build-only   stop after building (works without a GPU: a compile/link check)
 #   --no-build     reuse the build directory
+#   --cubin BACKEND   run the harness on cubins instead of PTX: every rewritten file is
+#                  compiled by `tidal-opt -p tidal --cubin` with TIDAL_CUBIN_BACKEND=BACKEND
+#                  (nvptxcompiler, nvjitlink, ptxas) into $B/cubin-BACKEND/<file>.cubin
+#                  (refused files stay PTX); log gpu-check-cubin-BACKEND.log. tidal-opt
+#                  links libnvptxcompiler when $CUDA_HOME has libnvptxcompiler_static.a.
 #   --ptx-dirs ORIG TIDAL   use ORIG/<file>.ptx and TIDAL/<file>.ptx as they are (e.g. the
 #                  LLVM-IR path's output, test/gpu/llvm_ir_ptx.sh): no tidal-opt, nvcc -ptx,
 #                  rewrite or ptxas steps; only the harness is built (unless --no-build)
@@ -30,15 +35,19 @@ NVCC=$CUDA_HOME/bin/nvcc; [[ -x $NVCC ]] || NVCC=$(command -v nvcc || true)
 PTXAS=$CUDA_HOME/bin/ptxas; [[ -x $PTXAS ]] || PTXAS=$(command -v ptxas || true)
 OUTDIR=${OUT:-/tmp}
 mkdir -p "$OUTDIR"
-LOG=$OUTDIR/gpu-check.log
 
 build=1 run=1
 args=()
-ptx_orig="" ptx_tidal=""
+ptx_orig="" ptx_tidal="" cubin_backend=""
 while (( $# )); do
   case "$1" in
     --build-only) run=0 ;;
     --no-build) build=0 ;;
+    --cubin)
+      (( $# >= 2 )) || { echo "gpu-check: --cubin needs a backend (nvptxcompiler, nvjitlink, ptxas)" >&2; exit 2; }
+      case "$2" in nvptxcompiler|nvjitlink|ptxas) cubin_backend=$2 ;;
+        *) echo "gpu-check: --cubin $2: not one of nvptxcompiler, nvjitlink, ptxas" >&2; exit 2 ;; esac
+      shift ;;
     --ptx-dirs)
       (( $# >= 3 )) || { echo "gpu-check: --ptx-dirs needs ORIG and TIDAL directories" >&2; exit 2; }
       ptx_orig=$(cd "$2" && pwd) && ptx_tidal=$(cd "$3" && pwd) || exit 2
@@ -47,6 +56,7 @@ while (( $# )); do
   esac
   shift
 done
+LOG=$OUTDIR/gpu-check${cubin_backend:+-cubin-$cubin_backend}.log
 
 : >"$LOG"
 log() { echo "$*" | tee -a "$LOG"; }
@@ -82,14 +92,21 @@ elif (( build )); then
     cp "$TIDAL_OPT" "$B/tidal-opt"
   else
     cc=${CC:-gcc}
-    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" \
-         "$root"/passes/*.c "$root/driver/tidal-opt.c" "$root/driver/cubin.c" "$root/driver/exec.c" -o "$B/tidal-opt" -lm -ldl >"$B/logs/tidal-opt.build.log" 2>&1; then
+    # libnvptxcompiler (static only) is linked in where the toolkit has it, as CMake does
+    nvptx=()
+    if [[ -f $CUDA_HOME/lib64/libnvptxcompiler_static.a && -f $CUDA_HOME/include/nvPTXCompiler.h ]]; then
+      nvptx=(-DTIDAL_HAVE_NVPTXCOMPILER -isystem "$CUDA_HOME/include" "$root/driver/cubin_nvptxcompiler.c"
+             "$CUDA_HOME/lib64/libnvptxcompiler_static.a" -lpthread)
+    fi
+    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" -I"$root/driver" \
+         "$root"/passes/*.c "$root/driver/tidal-opt.c" "$root/driver/cubin.c" "$root/driver/exec.c" "${nvptx[@]}" \
+         -o "$B/tidal-opt" -lm -ldl >"$B/logs/tidal-opt.build.log" 2>&1; then
       tee -a "$LOG" <"$B/logs/tidal-opt.build.log"
       die "building tidal-opt failed"
     fi
   fi
   "$B/tidal-opt" --help 2>&1 | grep -q '^  tidal ' || die "$B/tidal-opt has no 'tidal' pass"
-  log "tidal-opt: $("$B/tidal-opt" --version 2>&1 | head -1)"
+  log "tidal-opt: $("$B/tidal-opt" --version 2>&1 | tr '\n' ';')"
 
   # the harness builds in the background meanwhile (step 6 waits for it)
   "$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
@@ -139,6 +156,33 @@ if (( ! run )); then
   exit 0
 fi
 [[ -x $B/tidal_gpu_harness ]] || die "no harness in $B (run without --no-build)"
+
+# Cubins by one backend of `tidal-opt --cubin` (files tidal refuses stay PTX: the
+# harness expects them byte-identical to the original).
+if [[ -n $cubin_backend ]]; then
+  [[ -z $ptx_orig ]] || die "--cubin and --ptx-dirs do not go together"
+  [[ -s $B/ptx/list && -x $B/tidal-opt ]] || die "--cubin needs the build in $B (run without --no-build)"
+  C=$B/cubin-$cubin_backend
+  rm -rf "$C"
+  mkdir -p "$C/triton"
+  log "== cubins by $cubin_backend in $C"
+  export B C cubin_backend
+  xargs -P "$JOBS" -I{} bash -c '
+    p={}; o="$B/ptx/orig/$p"; t="$B/ptx/tidal/$p"; c="$C/${p%.ptx}.cubin"
+    if [[ ! -f $t ]] || cmp -s "$o" "$t"; then cp "$o" "$C/$p"; echo "ptx $p (not rewritten)"; exit 0; fi
+    if ! TIDAL_CUBIN_BACKEND=$cubin_backend "$B/tidal-opt" -p tidal --cubin=sm_90a "$o" -o "$c" >"$c.log" 2>&1; then
+      rm -f "$c"; echo "CUBIN-FAILED $p: $(tail -2 "$c.log" | tr "\n" " ")"; exit 0
+    fi
+    echo "cubin $p: $(grep -o "by .*" "$c.log")"
+  ' <"$B/ptx/list" 2>&1 | sort | tee -a "$LOG"
+  want=$cubin_backend; [[ $want == nvptxcompiler ]] && want=libnvptxcompiler; [[ $want == nvjitlink ]] && want=nvJitLink
+  n_by=$(grep -c "^cubin .*: by $want" "$LOG" || true)
+  n_other=$(grep "^cubin " "$LOG" | grep -vc ": by $want" || true)
+  log "cubins by $want: $n_by; by another backend: $n_other"
+  (( n_by > 0 && n_other == 0 )) || die "expected every cubin from $want"
+  ptx_orig=$B/ptx/orig ptx_tidal=$C
+fi
+
 log "== gpu-check run ($(date -u +%FT%TZ))"
 if [[ -n $ptx_orig ]]; then
   "$B/tidal_gpu_harness" "$ptx_orig" "$ptx_tidal" "${args[@]}" 2>&1 | tee -a "$LOG"

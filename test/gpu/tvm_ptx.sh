@@ -21,6 +21,8 @@
 # that run.sh's default mode neither builds nor copies, which would break `make gpu-check`.
 #
 # Environment: TIDAL_OPT, TIDAL_NVCC (default <repo>/build-tvm/bin/...), CUDA_HOME (/usr/local/cuda).
+# (TIDAL_NVCC here names tidal-nvcc; tidal-nvcc itself reads it as the real nvcc, so it is
+# not passed on.)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,7 +55,7 @@ for stem in $(grep -v '^#' "$SRC/launch.txt" | awk '{print $2}' | sort -u); do
     { bad "$stem: tidal-opt: $(tail -2 "$O/tidal/$stem.report" | tr '\n' ' ')"; continue; }
   "$NVCC" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" -o "$O/nvcc-orig/$stem.ptx" >"$O/logs/$stem.nvcc.log" 2>&1 ||
     { bad "$stem: nvcc -ptx: $(head -3 "$O/logs/$stem.nvcc.log" | tr '\n' ' ')"; continue; }
-  "$TIDAL_NVCC" --tidal-report="$O/nvcc-tidal/$stem.report" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" \
+  env -u TIDAL_NVCC "$TIDAL_NVCC" --tidal-report="$O/nvcc-tidal/$stem.report" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" \
     -o "$O/nvcc-tidal/$stem.ptx" >"$O/logs/$stem.tidal-nvcc.log" 2>&1 ||
     { bad "$stem: tidal-nvcc -ptx: $(head -3 "$O/logs/$stem.tidal-nvcc.log" | tr '\n' ' ')"; continue; }
   for d in orig tidal nvcc-orig nvcc-tidal; do

@@ -96,6 +96,16 @@ else:
     _rt = os.path.join(config.tidal_obj_root, "lib")
     if all(os.path.exists(os.path.join(_rt, f)) for f in ("libtidal.a", "libtidal_cudart.a")):
         config.available_features.add("libtidal")
+    # tidal-opt --cubin compiles in process with libnvptxcompiler when the build
+    # linked it (only where the toolkit has the static archive: the GPU machine).
+    import subprocess
+    try:
+        _ver = subprocess.run([config.tidal_opt, "--version"], capture_output=True, text=True,
+                              timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        _ver = ""
+    if "libnvptxcompiler" in _ver:
+        config.available_features.add("nvptxcompiler")
     import shutil
     if shutil.which("cmake"):
         config.available_features.add("cmake")
