@@ -4,8 +4,9 @@
 # alternating the two compilers, and prints per-file and total wall times and
 # the ratio tidal-nvcc / nvcc (target: <= 1.10).
 #
-#   bench/nvcc_build_time.sh [-n N] [-t TIDAL_NVCC] [-c NVCC] [FILE.cu ...]
+#   bench/nvcc_build_time.sh [-n N] [-t TIDAL_NVCC] [-c NVCC] [-f FLAG]... [FILE.cu ...]
 #
+# -f FLAG adds FLAG to both compilers' command lines (e.g. -f --split-compile=0).
 # Defaults: N=5, build/bin/tidal-nvcc, $CUDA_HOME/bin/nvcc or
 # /usr/local/cuda/bin/nvcc, and the files listed below. --tidal-no-runtime:
 # compile-only, so the runtime does not matter.
@@ -14,12 +15,14 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 n=5
 tidal=$root/build/bin/tidal-nvcc
 nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
-while getopts n:t:c: opt; do
+extra=()
+while getopts n:t:c:f: opt; do
   case $opt in
+    f) extra+=("$OPTARG") ;;
     n) n=$OPTARG ;;
     t) tidal=$OPTARG ;;
     c) nvcc=$OPTARG ;;
-    *) echo "usage: $0 [-n N] [-t TIDAL_NVCC] [-c NVCC] [FILE.cu ...]" >&2; exit 2 ;;
+    *) echo "usage: $0 [-n N] [-t TIDAL_NVCC] [-c NVCC] [-f FLAG]... [FILE.cu ...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -33,7 +36,7 @@ fi
 [[ -x $nvcc ]] || { echo "$0: no nvcc at $nvcc (-c)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-flags=(-gencode 'arch=compute_90a,code=[sm_90a,compute_90a]' -c)
+flags=(-gencode 'arch=compute_90a,code=[sm_90a,compute_90a]' -c ${extra[@]+"${extra[@]}"})
 
 now() { date +%s.%N; }
 # time_one COMPILER... -- FILE: seconds for one compile

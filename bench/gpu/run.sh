@@ -8,7 +8,8 @@ B=${BENCH_BUILD:-/tmp/tidal-bench}; mkdir -p "$B"
 R=${OUT:-bench/results}; mkdir -p "$R"
 opt=${TIDAL_OPT:-}
 if [[ -z $opt ]]; then
-  gcc -std=c17 -O2 -Ipasses -Iruntime passes/*.c driver/tidal-opt.c -o "$B/tidal-opt"
+  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
+    -o "$B/tidal-opt" -ldl
   opt=$B/tidal-opt
 fi
 nvcc -arch=sm_90a -ptx bench/gpu/bench_kernels.cu -o "$B/bench_kernels.ptx"

@@ -8,6 +8,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
 
 #include <stdarg.h>
 
@@ -85,6 +86,7 @@ LLVMValueRef tl_c32(irb *x, unsigned long long v);
 LLVMValueRef tl_c64(irb *x, unsigned long long v);
 body tl_body_of(LLVMValueRef f);
 void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v);
+void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPassBuilderOptionsRef po);
 
 /* llvm_clone.c */
 void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig);

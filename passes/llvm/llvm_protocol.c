@@ -122,6 +122,95 @@ static void hoist_allocas(irb *x, LLVMBasicBlockRef b, LLVMBasicBlockRef entry) 
     }
 }
 
+/* ------------------------------------------------------------ barrier funnel */
+
+/* A full CTA barrier: barrier.sync id without a thread count (how LLVM 22 reads
+ * __syncthreads, llvm.nvvm.barrier0 and bar.sync id). */
+static bool full_barrier_call(LLVMValueRef i) {
+    if (!LLVMIsACallInst(i)) return false;
+    LLVMValueRef c = tl_call_callee(i);
+    return c && LLVMIsAFunction(c) &&
+           (tl_name_is(c, "llvm.nvvm.barrier.cta.sync.aligned.all") || tl_name_is(c, "llvm.nvvm.barrier.cta.sync.all"));
+}
+
+static void move_named(irb *x, LLVMValueRef i) {
+    size_t n;
+    const char *nm = LLVMGetValueName2(i, &n);
+    char *name = strndup(nm, n);
+    if (!name) tl_oom();
+    LLVMInstructionRemoveFromParent(i);
+    LLVMInsertIntoBuilderWithName(x->b, i, name);
+    free(name);
+}
+
+/* PHIs of succ that name `from` as an incoming block name `to` instead (the C API
+ * cannot set an incoming block, so such a PHI is rebuilt). */
+static void retarget_phis(irb *x, LLVMBasicBlockRef succ, LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
+    for (LLVMValueRef p = LLVMGetFirstInstruction(succ); p && LLVMIsAPHINode(p);) {
+        LLVMValueRef nextp = LLVMGetNextInstruction(p);
+        unsigned n = LLVMCountIncoming(p);
+        bool hit = false;
+        for (unsigned k = 0; k < n; k++) hit |= LLVMGetIncomingBlock(p, k) == from;
+        if (hit) {
+            LLVMPositionBuilderBefore(x->b, p);
+            LLVMValueRef q = LLVMBuildPhi(x->b, LLVMTypeOf(p), "");
+            for (unsigned k = 0; k < n; k++) {
+                LLVMValueRef v = LLVMGetIncomingValue(p, k);
+                LLVMBasicBlockRef b = LLVMGetIncomingBlock(p, k);
+                if (b == from) b = to;
+                LLVMAddIncoming(q, &v, &b, 1);
+            }
+            size_t nl;
+            const char *nm = LLVMGetValueName2(p, &nl);
+            char *name = strndup(nm, nl);
+            if (!name) tl_oom();
+            LLVMReplaceAllUsesWith(p, q);
+            LLVMInstructionEraseFromParent(p);
+            LLVMSetValueName2(q, name, nl);
+            free(name);
+        }
+        p = nextp;
+    }
+}
+
+/* Before tl_build of a barrier-funnel kernel: every full barrier call ends its block,
+ * followed only by a `br` to the rest (tl_build later puts the funnel in place of that
+ * branch). Then reg2mem moves every value that crosses blocks into an alloca, so that
+ * routing control through the funnel (which no longer lets a block dominate the code
+ * after its barrier) keeps the IR valid; mem2reg after the rewrite builds SSA again. */
+void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPassBuilderOptionsRef po) {
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+            if (!full_barrier_call(i)) continue;
+            LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(x->c, f, "tdl.after.barrier");
+            LLVMMoveBasicBlockAfter(rest, b);
+            LLVMPositionBuilderAtEnd(x->b, rest);
+            for (LLVMValueRef j = LLVMGetNextInstruction(i); j;) {
+                LLVMValueRef nj = LLVMGetNextInstruction(j);
+                move_named(x, j);
+                j = nj;
+            }
+            LLVMValueRef t = LLVMGetBasicBlockTerminator(rest);
+            for (unsigned s = 0; t && s < LLVMGetNumSuccessors(t); s++) retarget_phis(x, LLVMGetSuccessor(t, s), b, rest);
+            LLVMPositionBuilderAtEnd(x->b, b);
+            LLVMBuildBr(x->b, rest);
+            break; /* the loop goes on in `rest`, the next block */
+        }
+    LLVMErrorRef e = LLVMRunPassesOnFunction(f, "reg2mem", tm, po);
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        fprintf(stderr, "tidal-opt: internal error: reg2mem: %s\n", msg);
+        LLVMDisposeErrorMessage(msg);
+        exit(70);
+    }
+    /* reg2mem's marker instruction (a no-op bitcast) */
+    for (LLVMValueRef i = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(f)); i;) {
+        LLVMValueRef ni = LLVMGetNextInstruction(i);
+        if (tl_name_is(i, "reg2mem alloca point") && !LLVMGetFirstUse(i)) LLVMInstructionEraseFromParent(i);
+        i = ni;
+    }
+}
+
 body tl_body_of(LLVMValueRef f) {
     body bd = {0};
     bd.n = LLVMCountBasicBlocks(f);
@@ -149,9 +238,22 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
                 nsr++;
             if (LLVMIsAReturnInst(i)) nret++;
         }
+    /* barrier funnel: the full barriers, each ending its block (tl_funnel_prepare) */
+    bool funnel = v->exit_mode && !strcmp(v->exit_mode, "barrier-funnel");
+    unsigned nbar = 0;
+    if (funnel)
+        for (unsigned k = 0; k < bd->n; k++)
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bd->blocks[k]); i; i = LLVMGetNextInstruction(i))
+                nbar += full_barrier_call(i);
+    LLVMValueRef *bars = calloc(nbar + 1, sizeof *bars);
     LLVMValueRef *srs = calloc(nsr + 1, sizeof *srs), *rets = calloc(nret + 1, sizeof *rets);
     int *srk = calloc(nsr + 1, sizeof *srk);
-    if (!srs || !rets || !srk) tl_oom();
+    if (!srs || !rets || !srk || !bars) tl_oom();
+    nbar = 0;
+    if (funnel)
+        for (unsigned k = 0; k < bd->n; k++)
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bd->blocks[k]); i; i = LLVMGetNextInstruction(i))
+                if (full_barrier_call(i)) bars[nbar++] = i;
     nsr = nret = 0;
     for (unsigned k = 0; k < bd->n; k++)
         for (LLVMValueRef i = LLVMGetFirstInstruction(bd->blocks[k]); i; i = LLVMGetNextInstruction(i)) {
@@ -502,15 +604,67 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
         LLVMReplaceAllUsesWith(srs[k], repl[srk[k]]);
         LLVMInstructionEraseFromParent(srs[k]);
     }
-    /* ret → the next logical block */
-    for (unsigned k = 0; k < nret; k++) {
-        LLVMPositionBuilderBefore(x->b, rets[k]);
+    /* ret → the next logical block; with the funnel, through it */
+    LLVMBasicBlockRef exit_to = next;
+    LLVMValueRef resume = NULL;
+    if (funnel) {
+        /* Threads that finished the logical block keep joining the barrier rounds of
+         * those still running, so every barrier still sees the whole CTA; when no
+         * thread waits at a barrier, the block is done. One barrier instruction for
+         * every site (passes/tidal_rewrite.c, docs/design.md "Exits and barriers"). */
+        LLVMBasicBlockRef fun = blk(x, "tdl.funnel"), disp = blk(x, "tdl.funnel.resume"),
+                          sw = blk(x, "tdl.funnel.switch"), bad = blk(x, "tdl.funnel.bad"),
+                          done = blk(x, "tdl.funnel.done");
+        at(x, fun);
+        resume = LLVMBuildPhi(x->b, x->i32, "tdl.resume");
+        LLVMValueRef none = LLVMConstInt(x->i32, (unsigned long long)-1, 1);
+        LLVMValueRef ra[2] = {tl_c32(x, v->bar_id), icmp(x, LLVMIntNE, resume, none)};
+        LLVMValueRef any = intr(x, "llvm.nvvm.barrier.cta.red.or.all", ra, 2);
+        LLVMBuildCondBr(x->b, any, disp, done);
+        at(x, disp);
+        LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, resume, none), fun, sw);
+        LLVMAddIncoming(resume, &none, &disp, 1);
+        at(x, sw);
+        LLVMValueRef swi = LLVMBuildSwitch(x->b, resume, bad, nbar);
+        at(x, bad);
+        intr(x, "llvm.trap", NULL, 0);
+        LLVMBuildUnreachable(x->b);
+        at(x, done);
         LLVMBuildBr(x->b, next);
+        /* barrier site k: instead of waiting there, wait in the funnel; come back to
+         * the block after it */
+        for (unsigned k = 0; k < nbar; k++) {
+            LLVMBasicBlockRef site = LLVMGetInstructionParent(bars[k]);
+            LLVMValueRef br = LLVMGetNextInstruction(bars[k]);
+            if (!br || LLVMGetInstructionOpcode(br) != LLVMBr || LLVMIsConditional(br)) {
+                fprintf(stderr, "tidal-opt: internal error: a barrier the funnel takes does not end its block\n");
+                exit(70);
+            }
+            LLVMBasicBlockRef after = LLVMGetSuccessor(br, 0);
+            LLVMInstructionEraseFromParent(br);
+            LLVMInstructionEraseFromParent(bars[k]);
+            at(x, site);
+            LLVMBuildBr(x->b, fun);
+            LLVMValueRef kv = tl_c32(x, k);
+            LLVMAddIncoming(resume, &kv, &site, 1);
+            LLVMAddCase(swi, kv, after);
+        }
+        exit_to = fun;
+    }
+    for (unsigned k = 0; k < nret; k++) {
+        LLVMBasicBlockRef rb = LLVMGetInstructionParent(rets[k]);
+        LLVMPositionBuilderBefore(x->b, rets[k]);
+        LLVMBuildBr(x->b, exit_to);
         LLVMInstructionEraseFromParent(rets[k]);
+        if (resume) {
+            LLVMValueRef none = LLVMConstInt(x->i32, (unsigned long long)-1, 1);
+            LLVMAddIncoming(resume, &none, &rb, 1);
+        }
     }
     free(srs);
     free(srk);
     free(rets);
+    free(bars);
 
     at(x, next);
     LLVMValueRef ln = LLVMBuildAdd(x->b, ld(x, x->i32, a_lin, false, ""), tl_c32(x, 1), "");

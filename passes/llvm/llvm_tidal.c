@@ -156,13 +156,17 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         unsigned np = LLVMCountParams(k);
         tl_drop_wrong_attrs(k);
         /* the reshaped clone (case c) */
+        bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
         tl_move_body(tl_nth_function(c2, fidx[i]), r, np);
         x.f = r;
+        if (funnel) tl_funnel_prepare(&x, r, tm, po);
         body br = tl_body_of(r);
         tl_build(&x, &br, NULL, &v[i]);
         free(br.blocks);
         /* the kernel itself, with a verbatim copy of its body for case a */
+        x.f = k;
+        if (funnel) tl_funnel_prepare(&x, k, tm, po);
         body bk = tl_body_of(k);
         LLVMBasicBlockRef direct = tl_move_body(tl_nth_function(c1, fidx[i]), k, np);
         x.f = k;

@@ -124,6 +124,18 @@ static void callees(callee_facts *cf, LLVMValueRef f, bool self) {
         }
 }
 
+static bool name_has_prefix(LLVMValueRef v, const char *pre) {
+    size_t n;
+    const char *p = LLVMGetValueName2(v, &n);
+    return n >= strlen(pre) && !memcmp(p, pre, strlen(pre));
+}
+
+static bool name_has_suffix(LLVMValueRef v, const char *suf) {
+    size_t n, k = strlen(suf);
+    const char *p = LLVMGetValueName2(v, &n);
+    return n >= k && !memcmp(p + n - k, suf, k);
+}
+
 /* What the IR rewrite cannot take although the PTX pass can. */
 bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
     callee_facts cf = {0};
@@ -139,12 +151,7 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
         v->detail = tl_keepf(m, "calls a function that reads %%ctaid/%%nctaid (@%s)", cf.ctaid_in);
         return false;
     }
-    if (!strcmp(v->exit_mode, "barrier-funnel")) {
-        v->reason = "ir-barrier-funnel";
-        v->detail = "divergent exits with full barriers need the barrier funnel, which only the PTX pass "
-                    "implements (use --emit=ptx)";
-        return false;
-    }
+    bool funnel = !strcmp(v->exit_mode, "barrier-funnel");
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
         LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
         if (t && LLVMGetInstructionOpcode(t) == LLVMRet && LLVMGetNumOperands(t) != 0) {
@@ -173,6 +180,12 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
                                              bad[k]);
                         return false;
                     }
+            } else if (funnel && LLVMIsAFunction(callee) && name_has_prefix(callee, "llvm.nvvm.barrier.cta.red.") &&
+                       name_has_suffix(callee, ".all")) {
+                /* the PTX pass refuses these too; checked here so the funnel never meets one */
+                v->reason = "ir-barrier-funnel";
+                v->detail = tl_keepf(m, "the barrier funnel takes plain full barriers, not %s", tl_value_name(callee));
+                return false;
             } else if (LLVMIsAFunction(callee) && tl_name_is(callee, "llvm.nvvm.exit")) {
                 v->reason = "ir-unsupported";
                 v->detail = "calls llvm.nvvm.exit in the kernel (use --emit=ptx)";

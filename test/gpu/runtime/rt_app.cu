@@ -14,6 +14,8 @@
 //                              reaction time on the GPU clock
 //   rt_app hog [BLOCKS MS]     hold BLOCKS SMs (all shared memory each) for MS ms; print their ids
 //   rt_app probe               print the SM ids a small kernel's blocks ran on (run beside a hog)
+//   rt_app rate [BLOCKS]       per-launch host and end-to-end cost of a tiny kernel
+//                              (bench/gpu/launch_cost.sh); needs no tidal API
 // Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -636,16 +638,63 @@ static int mode_probe()
     return 0;
 }
 
+// ---------------------------------------------------------------- rate: per-launch cost
+// One tiny kernel launched back to back on one stream (bench/gpu/launch_cost.sh runs it
+// without libtidal, and through each launch path). Needs no tidal API.
+extern "C" __global__ void rate_kernel(unsigned *out)
+{
+    if (threadIdx.x == 0) atomicAdd(out + (blockIdx.x & 63), 1u);
+}
+
+static int mode_rate(unsigned blocks)
+{
+    unsigned *d;
+    CK(cudaMalloc(&d, 64 * sizeof(unsigned)));
+    CK(cudaMemset(d, 0, 64 * sizeof(unsigned)));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    unsigned long long launched = 0;
+    for (int i = 0; i < 200; i++, launched++) rate_kernel<<<blocks, 128, 0, s>>>(d);   // warm-up
+    CK(cudaStreamSynchronize(s));
+    // host cost: bursts short enough not to fill the launch queue
+    const int burst = 128, rounds = 41;
+    std::vector<double> host;
+    for (int r = 0; r < rounds; r++) {
+        double t0 = now_us();
+        for (int i = 0; i < burst; i++, launched++) rate_kernel<<<blocks, 128, 0, s>>>(d);
+        host.push_back((now_us() - t0) / burst);
+        CK(cudaStreamSynchronize(s));
+    }
+    std::sort(host.begin(), host.end());
+    // end to end: many launches, then one synchronize
+    const int n = 5000;
+    double t0 = now_us();
+    for (int i = 0; i < n; i++, launched++) rate_kernel<<<blocks, 128, 0, s>>>(d);
+    CK(cudaStreamSynchronize(s));
+    double e2e = (now_us() - t0) / n;
+    CK(cudaGetLastError());
+    unsigned h[64];
+    CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    unsigned long long sum = 0;
+    for (unsigned v : h) sum += v;
+    printf("RATE blocks %u: host %.2f us per launch (median of %d bursts of %d), end to end %.2f us per launch (%d back to back)\n",
+           blocks, host[rounds / 2], rounds, burst, e2e, n);
+    result("rate.every-block-ran", sum == launched * blocks,
+           std::to_string(sum) + " block runs counted, " + std::to_string(launched * blocks) + " launched");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
     CK(cudaFree(0));
     if (!strcmp(argv[1], "hog")) return mode_hog(argc > 2 ? atoi(argv[2]) : 66, argc > 3 ? atoi(argv[3]) : 3000);
     if (!strcmp(argv[1], "probe")) return mode_probe();
+    if (!strcmp(argv[1], "rate")) return mode_rate(argc > 2 ? (unsigned)atoi(argv[2]) : 1);
     load_api();
     // the API needs libtidal initialized; launches initialize it lazily, the API does not
     if (api.init) api.init(0);
