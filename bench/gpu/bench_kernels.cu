@@ -62,6 +62,12 @@ extern "C" __global__ void ls_fma(float* out, int iters) {
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
+// Per-launch cost: next to nothing per block, so back-to-back launches measure the
+// launch and tidal's per-launch protocol (slot, claim, departure).
+extern "C" __global__ void tiny(unsigned* out) {
+  if (threadIdx.x == 0) atomicAdd(out + (blockIdx.x & 63), 1u);
+}
+
 // Reaction probe: each logical block records its SM and start time, then works.
 extern "C" __global__ void stamp(unsigned long long* start, unsigned* sm, int iters, float* sink) {
   unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -66,7 +66,8 @@ static float time_launch(const Launch& L, int which, CUstream st, int reps) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: tidal_bench ORIG.ptx TIDAL.ptx\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: tidal_bench ORIG.ptx TIDAL.ptx [tiny]\n"); return 2; }
+  bool tiny_only = argc > 3 && !strcmp(argv[3], "tiny");
   CK(cuInit(0)); CUdevice dev; CK(cuDeviceGet(&dev, 0));
   CUcontext pctx; CK(cuDevicePrimaryCtxRetain(&pctx, dev)); CK(cuCtxSetCurrent(pctx));
   CK(cuDeviceGetAttribute(&nsm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
@@ -77,6 +78,46 @@ int main(int argc, char** argv) {
   size_t gsz; CK(cuModuleGetGlobal(&gctl, &gsz, mr, TIDAL_CTL_SYMBOL));
   CUstream st; CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
   const int REPS = 21;
+
+  // ---------------------------------------------------------------- 0. per launch
+  // Back-to-back launches of `tiny` (one atomic per block) on one stream, one event pair
+  // around 2000 of them: what a launch costs end to end (GPU launch gap + tidal's
+  // per-launch protocol), median of 9 such runs, in us per launch.
+  {
+    printf("== per launch: 2000 back-to-back launches of tiny (128 threads per block), us per launch, median of 9\n");
+    printf("%-8s %9s %9s %7s %9s %7s %9s %7s\n", "blocks", "original", "case a", "ratio", "case b", "ratio", "case c", "ratio");
+    CUdeviceptr cnt; CK(cuMemAlloc(&cnt, 64 * 4)); CK(cuMemsetD32(cnt, 0, 64));
+    CUfunction fto, ftr, ftc;
+    CK(cuModuleGetFunction(&fto, mo, "tiny")); CK(cuModuleGetFunction(&ftr, mr, "tiny"));
+    CK(cuModuleGetFunction(&ftc, mr, "tiny" TIDAL_RESHAPED_SUFFIX));
+    set_mask(0, nsm);
+    auto per_launch = [&](CUfunction f, unsigned grid, void** args) {
+      CUevent e0, e1; CK(cuEventCreate(&e0, 0)); CK(cuEventCreate(&e1, 0)); std::vector<float> v;
+      for (int r = 0; r < 10; r++) {
+        CK(cuEventRecord(e0, st));
+        for (int k = 0; k < 2000; k++) CK(cuLaunchKernel(f, grid, 1, 1, 128, 1, 1, 0, st, args, 0));
+        CK(cuEventRecord(e1, st)); CK(cuEventSynchronize(e1));
+        float ms; CK(cuEventElapsedTime(&ms, e0, e1)); if (r >= 1) v.push_back(ms * 1000.f / 2000.f);
+      }
+      CK(cuEventDestroy(e0)); CK(cuEventDestroy(e1));
+      return median(v);
+    };
+    for (unsigned blocks : {1u, 264u}) {
+      void* args[] = {&cnt};
+      tidal_launch tl{}; tl.grid[0] = blocks; tl.grid[1] = 1; tl.grid[2] = 1; tl.chunk = 1;
+      void* cargs[] = {&cnt, &tl};
+      float t0 = per_launch(fto, blocks, args);
+      attach(false); float ta = per_launch(ftr, blocks, args);
+      attach(true); float tb = per_launch(ftr, blocks, args);
+      float tc = per_launch(ftc, blocks, cargs);   // workers = blocks: one logical block each
+      float t0b = per_launch(fto, blocks, args); t0 = std::min(t0, t0b);
+      printf("%-8u %9.2f %9.2f %7.3f %9.2f %7.3f %9.2f %7.3f\n", blocks, t0, ta, ta / t0, tb, tb / t0, tc, tc / t0);
+    }
+    attach(false);
+    CK(cuMemFree(cnt));
+    if (tiny_only) return 0;
+    printf("\n");
+  }
 
   // ---------------------------------------------------------------- 1. overhead
   int n = 1 << 28; float a = 1.5f; CUdeviceptr x, y; CK(cuMemAlloc(&x, n * 4ull)); CK(cuMemAlloc(&y, n * 4ull));
