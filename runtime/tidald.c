@@ -235,12 +235,13 @@ static void accept_conns(void)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS };
+    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, OPT_SOCKET}, {"shm", required_argument, NULL, OPT_SHM},
         {"group", required_argument, NULL, OPT_GROUP},   {"reset", no_argument, NULL, OPT_RESET},
         {"foreground", no_argument, NULL, OPT_FG},       {"help", no_argument, NULL, OPT_HELP},
-        {"stats-timeout", required_argument, NULL, OPT_STATS}, {NULL, 0, NULL, 0},
+        {"stats-timeout", required_argument, NULL, OPT_STATS}, {"spin", no_argument, NULL, OPT_SPIN},
+        {NULL, 0, NULL, 0},
     };
     const char *sock = NULL, *shm = NULL;
     D.stats_ms = TIDAL_PROTO_STATS_MS;
@@ -252,6 +253,7 @@ int main(int argc, char **argv)
         case OPT_SHM: shm = optarg; break;
         case OPT_GROUP: D.group = optarg; break;
         case OPT_RESET: D.reset = 1; break;
+        case OPT_SPIN: D.spin = 1; break;
         case OPT_FG: break;
         case OPT_STATS: {
             char *end;
@@ -348,6 +350,7 @@ int main(int argc, char **argv)
         }
         unsigned n = D.nconns;
         struct timespec ts, *tsp = NULL;
+        if (D.spin) timeout = 0; /* --spin: never sleep in the kernel (one core busy) */
         if (timeout >= 0) {
             ts.tv_sec = timeout / 1000;
             ts.tv_nsec = (long)(timeout % 1000) * 1000000L;

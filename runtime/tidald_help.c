@@ -6,6 +6,7 @@
 void usage_short(FILE *f)
 {
     fprintf(f, "usage: tidald [--socket PATH] [--shm NAME] [--group GROUP] [--reset] [--stats-timeout MS]\n"
+               "              [--spin]\n"
                "       tidald --help\n");
 }
 
@@ -17,7 +18,7 @@ void help(void)
         "\n"
         "SYNOPSIS\n"
         "    tidald [--foreground] [--socket PATH] [--shm NAME] [--group GROUP] [--reset]\n"
-        "           [--stats-timeout MS]\n"
+        "           [--stats-timeout MS] [--spin]\n"
         "    tidald --help\n"
         "\n"
         "DESCRIPTION\n"
@@ -44,6 +45,10 @@ void help(void)
         "                       members of GROUP may run tenants and tidalctl\n"
         "    --reset            start with no partitions (replace the existing segment)\n"
         "    --stats-timeout MS how long `hist` and `tenants --stats` wait for tenants (default %d)\n"
+        "    --spin             poll the sockets without sleeping: one CPU core stays busy, and a\n"
+        "                       request does not wait for tidald's thread to wake up (with\n"
+        "                       TIDAL_WATCH=spin in the tenants, the lowest reaction time;\n"
+        "                       docs/performance.md)\n"
         "    --help             this text\n"
         "\n"
         "ENVIRONMENT\n"

@@ -70,6 +70,7 @@ struct tidald_state {
     gid_t gid;
     int have_gid;
     int reset;
+    int spin; /* --spin: poll without sleeping */
     int stats_ms;
 
     int shm_fd;

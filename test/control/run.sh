@@ -228,6 +228,13 @@ check reset_tenant_a_remaps wait_for "$TMP/a.log" '^snap gen [0-9]+$' 3
 "$CTL" create fresh 100-103 >/dev/null
 check reset_tenant_b_sees_new wait_for "$TMP/b.log" '^snap gen [0-9]+ fresh=100-103$' 3
 check no_slow_waits bash -c "! grep -h SLOW '$TMP'/[abc].log"
+# --spin: the same service from a tidald that never sleeps in ppoll; SIGTERM still stops it (8.)
+kill -TERM "$DPID"; wait "$DPID"; DPID=
+check spin_starts start_daemon --spin
+check spin_serves expect_exit 0 'fresh +100-103' "$CTL" list
+"$CTL" set fresh 100-101 >/dev/null
+check spin_set_reaches_a wait_for "$TMP/a.log" '^snap gen [0-9]+ fresh=100-101$' 3
+check spin_set_reaches_b wait_for "$TMP/b.log" '^snap gen [0-9]+ fresh=100-101$' 3
 
 # ---- 8. tenants leave: forgotten on EOF; clean shutdown ----------------------------------------
 kill -TERM "$TA" "$TB" "$TC"

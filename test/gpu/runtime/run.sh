@@ -143,13 +143,21 @@ check tidalctl.hist $(( rc | $? )) "$(head -1 "$T/hist.txt")"
 wait $P3
 # live set from another process while a kernel runs; repeated for the reaction time
 # live set from another process while a kernel runs, repeated: the reaction time
-# (three settings: the default; a spinning watcher thread; plus chunks of at most 4)
+# (four settings: the default; a spinning watcher thread; plus chunks of at most 4; a
+# spinning tidald as well)
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4"; do
+restart_tidald() {   # restart_tidald [ARGS]: same socket and segment (the partitions stay)
+  kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null
+  "$B/bin/tidald" "$@" >>"$T/tidald.log" 2>&1 &
+  DPID=$!
+  for i in $(seq 50); do "$B/bin/tidalctl" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
+for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4" "tidald --spin, TIDAL_WATCH=spin"; do
   reacts=() controls=()
+  [[ $setting == tidald* ]] && restart_tidald --spin
   for i in 1 2 3 4 5; do
     "$B/bin/tidalctl" set be 0-131 >/dev/null 2>&1
-    envs=(); [[ $setting != default ]] && read -ra envs <<<"$setting"
+    envs=(); [[ $setting != default ]] && read -ra envs <<<"${setting#tidald --spin, }"
     LAST_OUT=
     run_prog "tidalctl.live.$i" env "${envs[@]}" TIDAL_TENANT=live TIDAL_PARTITION=be "$B/rt_app_linked" tenant be --set 0-65
     r=$(grep -o 'reaction_us [0-9.]*' <<<"$LAST_OUT" | awk '{print $2}')
@@ -160,6 +168,7 @@ for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4"
   if (( ${#reacts[@]} )); then
     log "REACTION [$setting] (GPU clock, median of ${#reacts[@]}, 5 us blocks): request sent -> mask in device memory $(printf '%s\n' "${controls[@]}" | median) us; -> last block started on a removed SM $(printf '%s\n' "${reacts[@]}" | median) us"
   fi
+  [[ $setting == tidald* ]] && restart_tidald
 done
 # tidald dies mid-run: the tenant keeps its mask and finishes; a restarted tidald resumes
 "$B/bin/tidalctl" set be 48-131 >/dev/null 2>&1
