@@ -20,7 +20,7 @@ static pthread_t thread;
 static atomic_int stop;
 static int running;
 
-static void apply_snapshot(void)
+static void apply_snapshot(int spin)
 {
     tidal_client_part parts[MAX_REMOTE_PARTS];
     unsigned n = 0;
@@ -32,7 +32,7 @@ static void apply_snapshot(void)
         rp[i].name[sizeof rp[i].name - 1] = '\0';
         memcpy(rp[i].mask, parts[i].mask, sizeof rp[i].mask);
     }
-    tidal__remote_apply(rp, n);
+    tidal__remote_apply(rp, n, spin);
 }
 
 static void send_one(void *arg, const char *name, uint64_t violations, const uint64_t sm_blocks[256])
@@ -47,10 +47,13 @@ static void *watch(void *arg)
      * on every change, docs/performance.md) */
     const char *w = getenv("TIDAL_WATCH");
     int spin = w && strcmp(w, "spin") == 0;
+    int adopted = 0;
     while (!atomic_load(&stop)) {
+        if (!adopted) adopted = tidal__adopt_context();
         int ev = tidal_client_wait(client, spin ? 0 : 200);
         if (ev == TIDAL_CLIENT_CHANGED) {
-            if (!tidal__is_mps()) apply_snapshot();
+            tidal__log("tidald: partitions changed");
+            if (!tidal__is_mps()) apply_snapshot(spin);
         } else if (ev == TIDAL_CLIENT_STATS) {
             tidal__foreach_stats(send_one, client);
             tidal_client_stats_end(client);
@@ -78,7 +81,7 @@ int tidal__remote_start(void)
         tidal__warn("this process is an MPS client: SM ids are not shared with other processes, so tidald's "
                     "partitions are not applied here (TIDAL_ERR_MPS); use local partitions or run without MPS");
     } else {
-        apply_snapshot();
+        apply_snapshot(0);
     }
     atomic_store(&stop, 0);
     if (pthread_create(&thread, NULL, watch, NULL) != 0) {

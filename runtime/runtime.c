@@ -3,9 +3,11 @@
  * launch.c. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control_proto.h" /* the partition name rule, shared with tidald */
 #include "rt_state.h"
@@ -75,10 +77,15 @@ void tidal__log(const char *fmt, ...)
         level = e && *e && strcmp(e, "0") != 0;
     }
     if (!level) return;
+    /* CLOCK_MONOTONIC in us: comparable with tidald's and other processes' debug logs */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    fprintf(stderr, "tidal: [%.1f us] ", (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
     va_list ap;
     va_start(ap, fmt);
-    vprint(fmt, ap);
+    vfprintf(stderr, fmt, ap);
     va_end(ap);
+    fputc('\n', stderr);
 }
 
 void tidal__warn(const char *fmt, ...)
@@ -523,9 +530,27 @@ int tidal_partition_destroy(tidal_part *p)
 
 /* ------------------------------------------------------------------ tidald partitions */
 
-void tidal__remote_apply(const tidal_remote_part *parts, unsigned n)
+/* The watcher thread keeps the context current, and has touched the control stream,
+ * before the first change: a thread's first driver calls cost ~100 us on the GPU
+ * machine, which every tenant paid on its first tidald change (docs/performance.md).
+ * Returns 1 once done (0: the runtime is not initialized yet). */
+int tidal__adopt_context(void)
 {
     pthread_mutex_lock(&rt.lock);
+    int done = rt.initialized && rt.ctx;
+    if (done && rt.cu->CtxSetCurrent(rt.ctx) == CUDA_SUCCESS) rt.cu->StreamSynchronize(rt.ctl_stream);
+    pthread_mutex_unlock(&rt.lock);
+    return done;
+}
+
+void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
+{
+    /* A thread that sleeps on the lock (a launch holds it briefly) pays a wake-up, tens of
+     * us on the GPU machine; the spinning watcher does not sleep here either. */
+    if (spin)
+        while (pthread_mutex_trylock(&rt.lock) != 0) sched_yield();
+    else
+        pthread_mutex_lock(&rt.lock);
     if (!rt.initialized) {
         pthread_mutex_unlock(&rt.lock);
         return;

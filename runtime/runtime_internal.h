@@ -55,7 +55,10 @@ typedef struct tidal_remote_part {
     char name[32];
     uint64_t mask[4];
 } tidal_remote_part;
-void tidal__remote_apply(const tidal_remote_part *parts, unsigned n);
+/* The calling thread (the watcher) makes the runtime's context current for good. */
+int tidal__adopt_context(void);
+/* spin: take the runtime lock by spinning, not by sleeping on it (TIDAL_WATCH=spin) */
+void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin);
 /* For a tidald stats request: call fn for every partition of this process. */
 typedef void (*tidal_stats_fn)(void *arg, const char *name, uint64_t violations, const uint64_t sm_blocks[256]);
 void tidal__foreach_stats(tidal_stats_fn fn, void *arg);

@@ -27,9 +27,19 @@ static const char *g_prog = "tidald";
 
 void logmsg(const char *fmt, ...)
 {
+    static int stamp = -1;
+    if (stamp < 0) {
+        const char *e = getenv("TIDAL_DEBUG");
+        stamp = e && *e && strcmp(e, "0") != 0;
+    }
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "%s: ", g_prog);
+    if (stamp) { /* TIDAL_DEBUG: CLOCK_MONOTONIC in us, as in libtidal's debug log */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        fprintf(stderr, "[%.1f us] ", (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
+    }
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

@@ -143,8 +143,9 @@ check tidalctl.hist $(( rc | $? )) "$(head -1 "$T/hist.txt")"
 wait $P3
 # live set from another process while a kernel runs; repeated for the reaction time
 # live set from another process while a kernel runs, repeated: the reaction time
-# (four settings: the default; a spinning watcher thread; plus chunks of at most 4; a
-# spinning tidald as well)
+# (settings: the default; a spinning watcher thread; plus chunks of at most 4 or 1; a
+# spinning tidald as well. With chunks of 1 a removed SM's worker stops after the block it
+# runs, so "last start on a removed SM" is about when the mask landed plus one block)
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 restart_tidald() {   # restart_tidald [ARGS]: same socket and segment (the partitions stay)
   kill -TERM "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null
@@ -152,7 +153,8 @@ restart_tidald() {   # restart_tidald [ARGS]: same socket and segment (the parti
   DPID=$!
   for i in $(seq 50); do "$B/bin/tidalctl" ping >/dev/null 2>&1 && break; sleep 0.1; done
 }
-for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4" "tidald --spin, TIDAL_WATCH=spin"; do
+for setting in "default" "TIDAL_WATCH=spin" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=4" "TIDAL_WATCH=spin TIDAL_MAX_CHUNK=1" \
+               "tidald --spin, TIDAL_WATCH=spin" "tidald --spin, TIDAL_WATCH=spin TIDAL_MAX_CHUNK=1"; do
   reacts=() controls=()
   [[ $setting == tidald* ]] && restart_tidald --spin
   for i in 1 2 3 4 5; do
