@@ -92,6 +92,9 @@ else:
     if _nvcc and os.access(_nvcc, os.X_OK):
         config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", _nvcc or "false"))
+    # the toolkit's libraries (cudart_static), next to nvcc's bin/
+    config.substitutions.append(("%cudalib", os.path.join(os.path.dirname(os.path.dirname(_nvcc)), "lib64")
+                                 if _nvcc else "/nonexistent"))
     config.substitutions.append(("%objroot", config.tidal_obj_root))
     _rt = os.path.join(config.tidal_obj_root, "lib")
     if all(os.path.exists(os.path.join(_rt, f)) for f in ("libtidal.a", "libtidal_cudart.a")):
@@ -107,5 +110,7 @@ else:
     if "libnvptxcompiler" in _ver:
         config.available_features.add("nvptxcompiler")
     import shutil
+    if shutil.which("pkg-config"):
+        config.available_features.add("pkg-config")
     if shutil.which("cmake"):
         config.available_features.add("cmake")
