@@ -103,20 +103,25 @@ static LLVMValueRef shared_slot(irb *x, LLVMValueRef odd) {
     return LLVMBuildGEP2(x->b, x->i32, x->sh_gv, &idx, 1, "");
 }
 
+/* Moves instruction i, keeping its name, to the builder's position. */
+static void move_named(irb *x, LLVMValueRef i) {
+    size_t n;
+    const char *nm = LLVMGetValueName2(i, &n);
+    char *name = strndup(nm, n);
+    if (!name) tl_oom();
+    LLVMInstructionRemoveFromParent(i);
+    LLVMInsertIntoBuilderWithName(x->b, i, name);
+    free(name);
+}
+
 /* Static allocas of block b go to the (new) entry block. */
 static void hoist_allocas(irb *x, LLVMBasicBlockRef b, LLVMBasicBlockRef entry) {
     LLVMValueRef i = LLVMGetFirstInstruction(b);
     while (i) {
         LLVMValueRef next = LLVMGetNextInstruction(i);
         if (LLVMIsAAllocaInst(i) && LLVMIsAConstantInt(LLVMGetOperand(i, 0))) {
-            size_t n;
-            const char *nm = LLVMGetValueName2(i, &n);
-            char *name = strndup(nm, n);
-            if (!name) tl_oom();
-            LLVMInstructionRemoveFromParent(i);
-            LLVMPositionBuilderAtEnd(x->b, entry);
-            LLVMInsertIntoBuilderWithName(x->b, i, name);
-            free(name);
+            at(x, entry);
+            move_named(x, i);
         }
         i = next;
     }
@@ -131,16 +136,6 @@ static bool full_barrier_call(LLVMValueRef i) {
     LLVMValueRef c = tl_call_callee(i);
     return c && LLVMIsAFunction(c) &&
            (tl_name_is(c, "llvm.nvvm.barrier.cta.sync.aligned.all") || tl_name_is(c, "llvm.nvvm.barrier.cta.sync.all"));
-}
-
-static void move_named(irb *x, LLVMValueRef i) {
-    size_t n;
-    const char *nm = LLVMGetValueName2(i, &n);
-    char *name = strndup(nm, n);
-    if (!name) tl_oom();
-    LLVMInstructionRemoveFromParent(i);
-    LLVMInsertIntoBuilderWithName(x->b, i, name);
-    free(name);
 }
 
 /* PHIs of succ that name `from` as an incoming block name `to` instead (the C API
@@ -218,6 +213,22 @@ body tl_body_of(LLVMValueRef f) {
     if (!bd.blocks) tl_oom();
     LLVMGetBasicBlocks(f, bd.blocks);
     return bd;
+}
+
+/* Block `wait`: acquire-load the slot's joiner count; 0 → `out`, else nanosleep(500)
+ * in `sleep` and back to `wait`. */
+static void wait_no_joiners(irb *x, LLVMValueRef slot, LLVMBasicBlockRef wait, LLVMBasicBlockRef sleep,
+                            LLVMBasicBlockRef out) {
+    at(x, wait);
+    LLVMValueRef n = LLVMBuildLoad2(x->b, x->i32, gptr(x, slot, TIDAL_SLOT_OFF_JOINERS), "");
+    LLVMSetAlignment(n, 4);
+    LLVMSetOrdering(n, LLVMAtomicOrderingAcquire);
+    LLVMSetAtomicSyncScopeID(n, x->dev);
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, n, tl_c32(x, 0)), out, sleep);
+    at(x, sleep);
+    LLVMValueRef ns = tl_c32(x, 500);
+    intr(x, "llvm.nvvm.nanosleep", &ns, 1);
+    LLVMBuildBr(x->b, wait);
 }
 
 /* Builds the protocol around the body of x->f. direct: the case-a copy's entry
@@ -606,7 +617,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     }
     /* ret → the next logical block; with the funnel, through it */
     LLVMBasicBlockRef exit_to = next;
-    LLVMValueRef resume = NULL;
+    LLVMValueRef resume = NULL, none = LLVMConstInt(x->i32, (unsigned long long)-1, 1); /* resume: finished */
     if (funnel) {
         /* Threads that finished the logical block keep joining the barrier rounds of
          * those still running, so every barrier still sees the whole CTA; when no
@@ -617,7 +628,6 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
                           done = blk(x, "tdl.funnel.done");
         at(x, fun);
         resume = LLVMBuildPhi(x->b, x->i32, "tdl.resume");
-        LLVMValueRef none = LLVMConstInt(x->i32, (unsigned long long)-1, 1);
         LLVMValueRef ra[2] = {tl_c32(x, v->bar_id), icmp(x, LLVMIntNE, resume, none)};
         LLVMValueRef any = intr(x, "llvm.nvvm.barrier.cta.red.or.all", ra, 2);
         LLVMBuildCondBr(x->b, any, disp, done);
@@ -656,10 +666,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
         LLVMPositionBuilderBefore(x->b, rets[k]);
         LLVMBuildBr(x->b, exit_to);
         LLVMInstructionEraseFromParent(rets[k]);
-        if (resume) {
-            LLVMValueRef none = LLVMConstInt(x->i32, (unsigned long long)-1, 1);
-            LLVMAddIncoming(resume, &none, &rb, 1);
-        }
+        if (resume) LLVMAddIncoming(resume, &none, &rb, 1);
     }
     free(srs);
     free(srk);
@@ -715,29 +722,12 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, done, umin(x, phys, tl_c32(x, 32))), quit, wj);
     /* the launch's last block waits for joiners to leave, closes the slot to
      * late joiners, waits for those to count out, and resets the slot */
-    LLVMValueRef half = tl_c32(x, 500);
-    at(x, wj);
-    LLVMValueRef nj = LLVMBuildLoad2(x->b, x->i32, gptr(x, slotd, TIDAL_SLOT_OFF_JOINERS), "");
-    LLVMSetAlignment(nj, 4);
-    LLVMSetOrdering(nj, LLVMAtomicOrderingAcquire);
-    LLVMSetAtomicSyncScopeID(nj, x->dev);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, nj, tl_c32(x, 0)), jo, wjs);
-    at(x, wjs);
-    intr(x, "llvm.nvvm.nanosleep", &half, 1);
-    LLVMBuildBr(x->b, wj);
+    wait_no_joiners(x, slotd, wj, wjs, jo);
     at(x, jo);
     st_relaxed(x, tl_c64(x, TIDAL_SLOT_CLOSING), gptr(x, slotd, TIDAL_SLOT_OFF_TAG));
     LLVMBuildFenceSyncScope(x->b, LLVMAtomicOrderingAcquireRelease, x->dev, "");
     LLVMBuildBr(x->b, wl);
-    at(x, wl);
-    LLVMValueRef nl = LLVMBuildLoad2(x->b, x->i32, gptr(x, slotd, TIDAL_SLOT_OFF_JOINERS), "");
-    LLVMSetAlignment(nl, 4);
-    LLVMSetOrdering(nl, LLVMAtomicOrderingAcquire);
-    LLVMSetAtomicSyncScopeID(nl, x->dev);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, nl, tl_c32(x, 0)), reset, wls);
-    at(x, wls);
-    intr(x, "llvm.nvvm.nanosleep", &half, 1);
-    LLVMBuildBr(x->b, wl);
+    wait_no_joiners(x, slotd, wl, wls, reset);
     at(x, reset); /* the launch's last block resets its slot for the next launch */
     st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_PRESENCE));
     st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_NEXT));
@@ -758,5 +748,4 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     LLVMBuildFenceSyncScope(x->b, LLVMAtomicOrderingAcquireRelease, x->dev, "");
     st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_TAG));
     LLVMBuildRetVoid(x->b);
-    (void)claim_l;
 }

@@ -169,7 +169,6 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         if (funnel) tl_funnel_prepare(&x, k, tm, po);
         body bk = tl_body_of(k);
         LLVMBasicBlockRef direct = tl_move_body(tl_nth_function(c1, fidx[i]), k, np);
-        x.f = k;
         tl_build(&x, &bk, direct, &v[i]);
         free(bk.blocks);
         LLVMErrorRef e1 = LLVMRunPassesOnFunction(k, "mem2reg", tm, po);
