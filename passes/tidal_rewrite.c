@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SLOT_PRESENCE = 8, SLOT_NEXT = 16, SLOT_DONE = 20 };
 
 typedef struct func_info {
     ptx_func *f;
@@ -187,8 +186,13 @@ static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
     return t;
 }
 
-/* The inserted PTX lives in tidal_code.c. */
-enum { REGS_ADDED = 5 + 1 + 9 + 8 + 5 };
+/* The inserted PTX lives in tidal_code.c; the registers it adds are the ones
+ * tidal_reg_decls declares (counted there, so the report cannot go stale). */
+static unsigned regs_added(void) {
+    unsigned n = 0;
+    for (const char *p = tidal_reg_decls; *p; p++) n += *p == '%';
+    return n;
+}
 
 /* ------------------------------------------------------------ per kernel */
 
@@ -677,7 +681,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         r->verdict = TIDAL_REWRITTEN;
         ok[i] = check_kernel(&c, &c.fi[i], r, &plans[i]);
         if (ok[i]) {
-            r->regs_added = REGS_ADDED;
+            r->regs_added = regs_added();
             r->barrier_between_blocks = plans[i].between_barrier;
         }
     }
