@@ -29,7 +29,6 @@ struct tidal_part {
     tidal_smset mask;     /* as applied: clipped to the device's SMs */
     CUdeviceptr dev;      /* tidal_partition header + TIDAL_NSLOTS slots */
     CUdeviceptr sm_blocks;  /* uint64_t[TIDAL_MAX_SMS], 0 when TIDAL_HISTOGRAM=0 */
-    uint32_t generation;
     int remote;           /* owned by tidald: changed only through it */
     unsigned bound;       /* streams bound + modules whose __tidal_ctl points here */
     rt_inflight inflight[TIDAL_INFLIGHT];

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "control_proto.h" /* the partition name rule, shared with tidald */
 #include "rt_state.h"
@@ -18,7 +17,6 @@ static const tidal_cu *installed_cu;
 static _Thread_local char last_error[512];
 
 void tidal__set_driver(const tidal_cu *cu) { installed_cu = cu; }
-const tidal_cu *tidal__driver(void) { return rt.cu; }
 int tidal__is_mps(void) { return rt.is_mps; }
 
 /* ------------------------------------------------------------------ errors, logging */
@@ -78,9 +76,7 @@ void tidal__log(const char *fmt, ...)
     }
     if (!level) return;
     /* CLOCK_MONOTONIC in us: comparable with tidald's and other processes' debug logs */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    fprintf(stderr, "tidal: [%.1f us] ", (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
+    fprintf(stderr, "tidal: [%.1f us] ", (double)tidal_control_now_ns() / 1e3);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -159,7 +155,6 @@ static int push_mask(struct tidal_part *p)
                                   rt.ctl_stream),
            "cuMemcpyHtoDAsync(mask)");
     CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
-    p->generation++;
     return TIDAL_OK;
 }
 
@@ -345,8 +340,6 @@ static void teardown_locked(void)
     free(rt.bindings);
     free(rt.modules);
     free(rt.fns);
-    const tidal_cu *cu = rt.cu;
-    (void)cu;
     pthread_mutex_t lock = rt.lock;
     memset(&rt, 0, sizeof rt);
     rt.lock = lock;

@@ -10,8 +10,6 @@
 /* Unit tests: use this table instead of dlopening a driver (call before tidal_init;
  * NULL goes back to dlopen). */
 void tidal__set_driver(const tidal_cu *cu);
-/* The table in use (valid after tidal_init). */
-const tidal_cu *tidal__driver(void);
 
 /* The preload library's real dlsym (cu.c uses it when set). */
 extern void *(*tidal__real_dlsym)(void *, const char *);

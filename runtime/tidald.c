@@ -35,11 +35,8 @@ void logmsg(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "%s: ", g_prog);
-    if (stamp) { /* TIDAL_DEBUG: CLOCK_MONOTONIC in us, as in libtidal's debug log */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        fprintf(stderr, "[%.1f us] ", (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3);
-    }
+    if (stamp) /* TIDAL_DEBUG: CLOCK_MONOTONIC in us, as in libtidal's debug log */
+        fprintf(stderr, "[%.1f us] ", (double)tidal_control_now_ns() / 1e3);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
