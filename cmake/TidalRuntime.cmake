@@ -16,6 +16,9 @@
 # --tidal-runtime default).
 include_guard(GLOBAL)
 
+# The functions runtime/wrap_cudart.c defines __wrap_ versions of; tidal-nvcc's list
+# (driver/tidal-nvcc.c) is the same, and lit (test/lit/nvcc/pkgconfig.test) compares all
+# three. tidal's own build makes tidal-cudart.pc from this list.
 set(TIDAL_WRAPPED_LAUNCHES cudaLaunchKernel cudaLaunchKernel_ptsz cudaLaunchKernelExC
     cudaLaunchKernelExC_ptsz __cudaLaunchKernel __cudaLaunchKernel_ptsz)
 
@@ -45,6 +48,6 @@ function(tidal_runtime)
     # libtidal_cudart.a (the __wrap_ functions) before libtidal.a, both before cudart,
     # which CMake appends last and which defines the __real_ ones
     target_link_libraries(${_t} PRIVATE "${TIDAL_RUNTIME_DIR}/libtidal_cudart.a"
-                          "${TIDAL_RUNTIME_DIR}/libtidal.a" ${CMAKE_DL_LIBS} Threads::Threads)
+                          "${TIDAL_RUNTIME_DIR}/libtidal.a" ${CMAKE_DL_LIBS} Threads::Threads rt)
   endforeach()
 endfunction()
