@@ -82,10 +82,7 @@ static void scan(int argc, char **argv, nvcc_mode *m, int depth);
  * backslash escapes) and scans them. */
 static void scan_file(const char *path, nvcc_mode *m, int depth) {
     FILE *f = depth < 8 ? fopen(path, "rb") : NULL;
-    if (!f) {
-        m->unreadable = path;
-        return;
-    }
+    if (!f) return; /* nvcc reports an unreadable options file itself */
     char *buf = NULL;
     size_t cap = 0, len = 0;
     int c;
@@ -162,8 +159,6 @@ static void scan(int argc, char **argv, nvcc_mode *m, int depth) {
         note_value(name, len, value, m, depth);
         if (in(stop_opts, name, len)) m->stop_early = true;
         if (in(info_opts, name, len)) m->info_only = true;
-        if (in((const char *const[]){"shared", NULL}, name, len)) m->shared = true;
-        if (in((const char *const[]){"dryrun", NULL}, name, len)) m->dryrun = true;
         if (in(lto_opts, name, len) && !m->lto_why) m->lto = true, m->lto_why = a;
     }
 }

@@ -2,7 +2,7 @@
  *
  * tidal-nvcc passes nvcc's arguments through untouched; this module only
  * reads them (with --options-file contents expanded) to learn the mode: will
- * nvcc do a host link, is LTO asked for, is it a --dryrun, ... */
+ * nvcc do a host link, is LTO asked for, ... */
 #ifndef TIDAL_NVCC_ARGS_H
 #define TIDAL_NVCC_ARGS_H
 
@@ -13,13 +13,10 @@ typedef struct nvcc_mode {
     int nmissing;       /* ... of which do not exist (nvcc will stop with an error) */
     bool stop_early;    /* -c, -dc, -dw, -dlink, -lib, -ptx, -cubin, -fatbin, -E, -M, ... */
     bool info_only;     /* --version, --help, --list-gpu-arch, ... : nothing is compiled */
-    bool shared;        /* -shared */
     bool lto;           /* -dlto, -lto, -ltoir, lto_NN targets */
-    bool dryrun;        /* --dryrun */
     bool host_link;     /* nvcc will run the host linker (an executable or -shared):
                          * inputs, all present, and no option that stops earlier */
     const char *lto_why;      /* the argument that asked for LTO */
-    const char *unreadable;   /* an --options-file that could not be read (nvcc reports it) */
 } nvcc_mode;
 
 /* Reads argv[0..argc) (nvcc's arguments, tidal-nvcc's own already removed).

@@ -213,7 +213,7 @@ static void cmd_list(const lines *l)
 
 static void cmd_tenants(const lines *l, int stats)
 {
-    const char *st = status_of(l);
+    status_of(l); /* dies on an error answer */
     if (g_json)
         printf("[");
     else if (stats)
@@ -261,7 +261,6 @@ static void cmd_tenants(const lines *l, int stats)
         if (open_obj) printf("%s}", stats ? "]" : "");
         printf("%s]\n", first ? "" : "\n");
     }
-    (void)st;
 }
 
 static void cmd_hist(const lines *l, const char *name)
