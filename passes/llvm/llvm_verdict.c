@@ -87,11 +87,11 @@ static bool asm_text_has(const char *s, size_t n, const char *needle) {
 }
 
 /* What functions called from f (transitively; not f itself) do: read
- * %ctaid/%nctaid, or end the thread with llvm.nvvm.exit. The PTX pass checks
- * the same on the lowered module, but there a callee that LLVM declares before
- * the kernel and defines after it is matched to its body-less declaration (a
- * PTX pass bug: test/lit/llvm/ptx_forward_declared_callee.ll), so the IR path
- * checks its callees itself. */
+ * %ctaid/%nctaid, or end the thread with llvm.nvvm.exit. The PTX pass checks the
+ * same on the lowered module; the IR rewrite checks the IR's own callees too,
+ * because it substitutes the logical ids only in the kernel's body and the IR it
+ * edits is not the lowered module. (This check found a PTX-pass bug, since fixed:
+ * test/lit/llvm/ptx_forward_declared_callee.ll.) */
 typedef struct callee_facts {
     LLVMValueRef *seen;
     unsigned nseen, cap;
