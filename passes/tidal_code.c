@@ -1,20 +1,90 @@
-/* tidal_code.c — the PTX that the tidal transform inserts into each kernel:
- * register declarations, the prologue (control block, logical grid, slot,
- * SM gate, claim) and the epilogue (next logical block, departure, slot reset).
- * tidal_rewrite.c decides where they go; "@BAR@" is replaced by the barrier id. */
+/* tidal_code.c — the PTX skeleton the tidal transform puts around a kernel body:
+ * register declarations, where the launch's values come from (the original grid, or
+ * the clone's tidal_launch parameter), the leader's calls of the protocol snippets
+ * (tidal_protocol.c: enter, claim, leave), the one barrier per chunk that publishes
+ * the chunk to the block, and the logical-block loop. tidal_rewrite.c decides where
+ * they go and fills the placeholders: "@BAR@" (tidal's barrier id), "@ENTER@",
+ * "@CLAIM@", "@LEAVE@", "@START@" (the snippets), "@VALUES@" (the entry's launch values) and
+ * "@LOGICAL@" (the clone's reload of the logical grid). */
 #include "tidal_internal.h"
+#include "tidal_abi.h"
+#include "tidal_protocol.h"
 
+#define S_(x) #x
+#define S(x) S_(x)
 
 const char tidal_reg_decls[] =
-    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_p, %tdl_q, %tdl_jn, %tdl_jc;\n"
+    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_fast, %tdl_p, %tdl_q;\n"
     "\t.reg .u32 \t%tdl_resume;\n"
-    "\t.reg .u32 \t%tdl_cx, %tdl_cy, %tdl_cz, %tdl_nx, %tdl_ny, %tdl_nz, %tdl_total, %tdl_phys, %tdl_chunk;\n"
-    "\t.reg .u32 \t%tdl_b0, %tdl_b1, %tdl_lin, %tdl_sm, %tdl_state, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\t.reg .u64 \t%tdl_ctl, %tdl_slot, %tdl_a0, %tdl_a1, %tdl_a2, %tdl_key;";
+    "\t.reg .u32 \t%tdl_cx, %tdl_cy, %tdl_cz, %tdl_nx, %tdl_ny, %tdl_nz, %tdl_total, %tdl_chunk;\n"
+    "\t.reg .u32 \t%tdl_flags, %tdl_base, %tdl_phys, %tdl_pid, %tdl_epoch, %tdl_slotix;\n"
+    "\t.reg .u32 \t%tdl_b0, %tdl_b1, %tdl_lin, %tdl_t0, %tdl_t1;\n"
+    "\t.reg .u64 \t%tdl_ctl, %tdl_key, %tdl_hist, %tdl_sh, %tdl_a0, %tdl_a1;";
 
+/* The physical block's linear id, and the address of __tidal_sh. */
+#define PID_AND_SH                                                                                                     \
+    "\tmov.u32 \t%tdl_t0, %ctaid.z;\n"                                                                                 \
+    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"                                                                                \
+    "\tmov.u32 \t%tdl_pid, %ctaid.y;\n"                                                                                \
+    "\tmad.lo.u32 \t%tdl_pid, %tdl_t0, %tdl_t1, %tdl_pid;\n"                                                           \
+    "\tmov.u32 \t%tdl_t1, %nctaid.x;\n"                                                                                \
+    "\tmov.u32 \t%tdl_t0, %ctaid.x;\n"                                                                                 \
+    "\tmad.lo.u32 \t%tdl_pid, %tdl_pid, %tdl_t1, %tdl_t0;\n"                                                           \
+    "\tmov.u64 \t%tdl_sh, __tidal_sh;\n"
 
-/* Where the grid comes from: the launch itself (cases a, b) ... Case a (no runtime:
- * __tidal_ctl is 0) branches to the original body first thing. */
+#define ORIGINAL_FLAGS 28
+_Static_assert(ORIGINAL_FLAGS == (TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC), "case b's flags");
+
+/* Launch values of the original entry (case b: the launch's own grid, probe mode).
+ * Re-derived after each chunk instead of being kept live across the body. */
+const char tidal_values_original_grid[] =
+    "\tld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "\tmov.u32 \t%tdl_nx, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
+    "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n"
+    "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
+    "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
+    "\tmin.u32 \t%tdl_chunk, %tdl_chunk, 32;\n"
+    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n"
+    "\tmov.u32 \t%tdl_flags, " S(ORIGINAL_FLAGS) ";\n"
+    "\tmov.u32 \t%tdl_base, 0;\n"
+    "\tmov.u32 \t%tdl_epoch, 0;\n"
+    "\tmov.u32 \t%tdl_slotix, 0;\n"
+    "\tmov.u64 \t%tdl_key, %gridid;\n"
+    "\tmov.u64 \t%tdl_hist, 0;\n" PID_AND_SH;
+
+/* Launch values of the clone (case c), from its tidal_launch parameter. */
+const char tidal_values_reshaped_grid[] =
+    "\tld.param.u64 \t%tdl_ctl, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_PARTITION) "];\n"
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
+    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID) "];\n"
+    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID_Z) "];\n"
+    "\tld.param.v2.u32 \t{%tdl_slotix, %tdl_epoch}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SLOT) "];\n"
+    "\tld.param.v2.u32 \t{%tdl_flags, %tdl_base}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_FLAGS) "];\n"
+    "\tld.param.u64 \t%tdl_key, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_KEY) "];\n"
+    "\tmov.u64 \t%tdl_a0, %gridid;\n"
+    "\tor.b64 \t%tdl_key, %tdl_key, %tdl_a0;\n"
+    "\tld.param.u64 \t%tdl_hist, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SM_BLOCKS) "];\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n"
+    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n"
+    "\tmin.u32 \t%tdl_chunk, %tdl_chunk, " S(TIDAL_MAX_CHUNK) ";\n"
+    "\tmov.u32 \t%tdl_t0, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
+    "\tmul.lo.u32 \t%tdl_phys, %tdl_t0, %tdl_t1;\n"
+    "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
+    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;\n" PID_AND_SH;
+
+_Static_assert(TIDAL_LAUNCH_OFF_CHUNK == TIDAL_LAUNCH_OFF_GRID_Z + 4 &&
+                   TIDAL_LAUNCH_OFF_EPOCH == TIDAL_LAUNCH_OFF_SLOT + 4 &&
+                   TIDAL_LAUNCH_OFF_BASE == TIDAL_LAUNCH_OFF_FLAGS + 4,
+               "paired parameter loads above");
+
+/* Where the launch comes from. Case a (no runtime: __tidal_ctl is 0) and grids too
+ * large for the protocol branch to the original body first thing. */
 const char tidal_prologue_original_grid[] =
     "// tidal: control block and logical grid (original launch)\n"
     "\tld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
@@ -26,17 +96,9 @@ const char tidal_prologue_original_grid[] =
     "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
-    "\tsetp.gt.u64 \t%tdl_direct, %tdl_a0, 2147483647;\n"
-    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n"
-    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
-    "\tmov.u64 \t%tdl_key, %gridid;\n"
-    "\tsetp.ne.u64 \t%tdl_jn, %tdl_key, %tdl_key;\n"
-    "\tmov.u32 \t%tdl_phys, %tdl_total;\n"
-    "\tshr.u32 \t%tdl_chunk, %tdl_total, 11;\n"
-    "\tmin.u32 \t%tdl_chunk, %tdl_chunk, 32;\n"
-    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;";
+    "\tsetp.ge.u64 \t%tdl_direct, %tdl_a0, " S(TIDAL_MAX_LOGICAL) ";\n"
+    "\t@%tdl_direct bra.uni \t$tdl_direct_start;\n";
 
-/* ... or the runtime's tidal_launch parameter (case c). */
 const char tidal_prologue_reshaped_grid[] =
     "// tidal: control block and logical grid (reshaped launch)\n"
     "\tld.param.u64 \t%tdl_ctl, [__tidal_launch];\n"
@@ -44,212 +106,45 @@ const char tidal_prologue_reshaped_grid[] =
     "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
     "\t@%tdl_p trap;\n"
-    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+8];\n"
-    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+16];\n"
-    "\tld.param.u64 \t%tdl_key, [__tidal_launch+24];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_key, 0;\n"
-    "\t@%tdl_p mov.u64 \t%tdl_key, %gridid;\n"
-    "\tld.param.u32 \t%tdl_t0, [__tidal_launch+32];\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tsetp.ne.u32 \t%tdl_jn, %tdl_t0, 0;\n"
-    "\tsetp.ne.u64 \t%tdl_direct, %tdl_ctl, %tdl_ctl;\n"
+    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID) "];\n"
+    "\tld.param.u32 \t%tdl_nz, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID_Z) "];\n"
     "\tmul.wide.u32 \t%tdl_a0, %tdl_nx, %tdl_ny;\n"
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
-    "\tsetp.gt.u64 \t%tdl_p, %tdl_a0, 2147483647;\n"
-    "\t@%tdl_p trap;\n"
-    "\tcvt.u32.u64 \t%tdl_total, %tdl_a0;\n"
-    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n"
-    "\tmov.u32 \t%tdl_t0, %nctaid.x;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
-    "\tmul.lo.u32 \t%tdl_phys, %tdl_t0, %tdl_t1;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
-    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;";
+    "\tsetp.ge.u64 \t%tdl_p, %tdl_a0, " S(TIDAL_MAX_LOGICAL) ";\n"
+    "\t@%tdl_p trap;\n";
 
-/* Reshaped clone: the logical grid and chunk again, from the parameter. */
-const char tidal_reshaped_reload[] =
-    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+8];\n"
-    "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+16];\n"
-    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
-    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n"
-    "\tmax.u32 \t%tdl_chunk, %tdl_chunk, 1;\n";
+#define STATIC_FAST_MASK 7 /* JOIN | STATIC | PROBE: the fast path is STATIC alone */
+_Static_assert(STATIC_FAST_MASK == (TIDAL_LAUNCH_JOIN | TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE), "fast path");
 
-/* Mask test of %tdl_sm against the partition at %tdl_ctl: %tdl_t0 = 0/1. */
-#define MASK_TEST                                                                                                      \
-    "\tshr.u32 \t%tdl_t0, %tdl_sm, 6;\n"                                                                               \
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 8;\n"                                                                          \
-    "\tadd.u64 \t%tdl_a1, %tdl_ctl, %tdl_a1;\n"                                                                        \
-    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_a1];\n"                                                              \
-    "\tand.b32 \t%tdl_t0, %tdl_sm, 63;\n"                                                                              \
-    "\tshr.u64 \t%tdl_a1, %tdl_a1, %tdl_t0;\n"                                                                         \
-    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a1;\n"                                                                              \
-    "\tand.b32 \t%tdl_t0, %tdl_t0, 1;\n"
-
+/* After the launch values. The hot path is laid out straight: a static worker in epoch
+ * mode falls through from here into its first logical block (no memory read, no barrier:
+ * every thread knows the chunk); the leader's slower paths (enter, claim, leave) come after
+ * the body, in tidal_epilogue_tail, so the fast path touches few instruction-cache lines. */
 const char tidal_prologue_common[] =
-    "// tidal: find this launch's slot, gate on the SM mask\n"
+    "// tidal: the leader is thread 0\n"
     "\tmov.u32 \t%tdl_t0, %tid.x;\n"
     "\tmov.u32 \t%tdl_t1, %tid.y;\n"
     "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
     "\tmov.u32 \t%tdl_t1, %tid.z;\n"
     "\tor.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
     "\tsetp.eq.u32 \t%tdl_leader, %tdl_t0, 0;\n"
-    "\tmov.u32 \t%tdl_sm, %smid;\n"
-    "\tsetp.ne.u32 \t%tdl_odd, %tdl_sm, %tdl_sm;\n"
-    "\t@!%tdl_leader bra \t$tdl_claimed;\n"
-    "\tmov.u64 \t%tdl_a2, %tdl_key;\n"
-    "\tadd.u64 \t%tdl_a0, %tdl_ctl, 128;\n"
-    "\tld.global.u32 \t%tdl_t1, [%tdl_ctl+64];\n"
-    "\tsetp.ne.u32 \t%tdl_jc, %tdl_t1, %tdl_t1;\n"
-    "\t@%tdl_jn bra.uni \t$tdl_join;\n"
-    "\tcvt.u32.u64 \t%tdl_t0, %tdl_a2;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
-    "$tdl_probe:\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 1024;\n"
-    "\tadd.u64 \t%tdl_slot, %tdl_a0, %tdl_a1;\n"
-    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_found;\n"
-    "\tsetp.ne.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_probe_next;\n"
-    "\tatom.acquire.gpu.global.cas.b64 \t%tdl_a1, [%tdl_slot], 0, %tdl_a2;\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\tsetp.eq.or.u64 \t%tdl_p, %tdl_a1, %tdl_a2, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_found;\n"
-    "$tdl_probe_next:\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, %tdl_t1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 0;\n"
-    "\tsub.u32 \t%tdl_t2, %tdl_t2, 1;\n"
-    "\t@%tdl_p bra.uni \t$tdl_probe;\n"
-    "// tidal: every slot busy (more running launches than slots): wait for one\n"
-    "\tnanosleep.u32 \t1000;\n"
-    "\tmov.u32 \t%tdl_t2, %tdl_t1;\n"
-    "\tbra.uni \t$tdl_probe;\n"
-    "// tidal: a joining launch adds workers to the running launch tagged %tdl_key:\n"
-    "// find its slot (a full scan: slots are freed out of probe order), count in, and\n"
-    "// work only while it has work and this SM is allowed; never take a free slot\n"
-    "$tdl_join:\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tmov.u32 \t%tdl_t0, 0;\n"
-    "$tdl_join_scan:\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 1024;\n"
-    "\tadd.u64 \t%tdl_slot, %tdl_a0, %tdl_a1;\n"
-    "\tld.relaxed.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_join_found;\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tsetp.le.u32 \t%tdl_p, %tdl_t0, %tdl_t1;\n"
-    "\t@%tdl_p bra.uni \t$tdl_join_scan;\n"
-    "\tbra.uni \t$tdl_publish;\n"
-    "$tdl_join_found:\n"
-    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t2, [%tdl_slot+24], 1;\n"
-    "\tsetp.eq.u32 \t%tdl_jc, %tdl_t2, %tdl_t2;\n"
-    "\tld.acquire.gpu.global.u64 \t%tdl_a1, [%tdl_slot];\n"
-    "\tsetp.ne.u64 \t%tdl_p, %tdl_a1, %tdl_a2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    MASK_TEST
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
-    "\tmov.u32 \t%tdl_state, 1;\n"
-    "\tbra.uni \t$tdl_publish;\n"
-    "$tdl_found:\n"
-    MASK_TEST
-    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tcvt.u64.u32 \t%tdl_a1, %tdl_t0;\n"
-    "\tor.b64 \t%tdl_a1, %tdl_a1, 4294967296;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], %tdl_a1;\n"
-    "\tmov.u32 \t%tdl_state, 1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
-    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_phys;\n"
-    "\tsetp.ne.or.u32 \t%tdl_p, %tdl_t2, 0, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
-    "\tmov.u32 \t%tdl_state, 2;\n"
-    "// tidal: a worker claims its first chunk at once (the mask was just read);\n"
-    "// a block that leaves publishes an empty claim. One barrier either way.\n"
-    "$tdl_publish:\n"
-    "\tmov.u32 \t%tdl_b0, %tdl_total;\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tbra.uni \t$tdl_take;\n"
-    "$tdl_claim:\n"
-    "\t@!%tdl_leader bra \t$tdl_claimed;\n"
-    "\tmov.u32 \t%tdl_b0, %tdl_total;\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_state, 2;\n"
-    "\t@%tdl_p bra.uni \t$tdl_take;\n"
-    MASK_TEST
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t0, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_take;\n"
-    "// tidal: SM taken away; the launch's last worker keeps going (liveness guard)\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], -1;\n"
-    "\tmov.u32 \t%tdl_state, 0;\n"
-    "\tcvt.u32.u64 \t%tdl_t2, %tdl_a2;\n"
-    "\tshr.u64 \t%tdl_a1, %tdl_a2, 32;\n"
-    "\tcvt.u32.u64 \t%tdl_t1, %tdl_a1;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t2, 1;\n"
-    "\t@!%tdl_jn setp.ne.or.u32 \t%tdl_p, %tdl_t1, %tdl_phys, %tdl_p;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tld.relaxed.gpu.global.u32 \t%tdl_t1, [%tdl_slot+16];\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_t1, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_a2, [%tdl_slot+8], 1;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_ctl+32], 1;\n"
-    "\tmov.u32 \t%tdl_state, 2;\n"
-    "$tdl_take:\n"
-    "\tatom.relaxed.gpu.global.add.u32 \t%tdl_b0, [%tdl_slot+16], %tdl_chunk;\n"
+    "\tsetp.ne.u32 \t%tdl_odd, %tdl_t0, %tdl_t0;\n"
+    "// tidal: a static worker in epoch mode starts its own chunk at once\n"
+    "\tand.b32 \t%tdl_t0, %tdl_flags, " S(STATIC_FAST_MASK) ";\n"
+    "\tsetp.eq.u32 \t%tdl_fast, %tdl_t0, " S(TIDAL_LAUNCH_STATIC) ";\n"
+    "\t@!%tdl_fast bra.uni \t$tdl_enter;\n"
+    "\tmul.lo.u32 \t%tdl_b0, %tdl_pid, %tdl_chunk;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
-    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
-    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+48];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_no_sm_count;\n"
-    "\tsub.u32 \t%tdl_t1, %tdl_b1, %tdl_b0;\n"
-    "\tcvt.u64.u32 \t%tdl_a2, %tdl_t1;\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_sm, 8;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_a1, %tdl_a0;\n"
-    "\tred.relaxed.gpu.global.add.u64 \t[%tdl_a1], %tdl_a2;\n"
-    "$tdl_no_sm_count:\n"
-    "\tld.global.u64 \t%tdl_a1, [%tdl_ctl+40];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_a1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_publish_claim;\n"
-    "\tmov.u32 \t%tdl_t1, %tdl_b0;\n"
-    "$tdl_count:\n"
-    "\tmul.wide.u32 \t%tdl_a0, %tdl_t1, 4;\n"
-    "\tadd.u64 \t%tdl_a0, %tdl_a1, %tdl_a0;\n"
-    "\tred.relaxed.gpu.global.add.u32 \t[%tdl_a0], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t1, %tdl_b1;\n"
-    "\t@%tdl_p bra.uni \t$tdl_count;\n"
-    "$tdl_publish_claim:\n"
-    "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+4], %tdl_b0;\n"
-    "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh], %tdl_b0;\n"
-    "$tdl_claimed:\n"
-    "\tbarrier.sync \t@BAR@;\n"
-    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+4];\n"
-    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh];\n"
-    "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
-    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
-    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
+    "\t@%tdl_p exit;\n"
+    "\t@!%tdl_leader bra \t$tdl_started;\n"
+    "@START@\n"
+    "$tdl_started:\n"
     "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
     "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
     "\tmov.u32 \t%tdl_lin, %tdl_b0;\n"
     "$tdl_logical:\n"
+    "@LOGICAL@"
     "\tmov.u32 \t%tdl_cx, %tdl_lin;\n"
     "\tmov.u32 \t%tdl_cy, 0;\n"
     "\tmov.u32 \t%tdl_cz, 0;\n"
@@ -266,65 +161,57 @@ const char tidal_epilogue_head[] =
     "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
     "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
 
+/* After a chunk the launch values are re-derived (not kept live across the body); a
+ * static worker's own chunk in a launch without tickets ends the block; else the leader
+ * claims the next chunk and publishes it to the block through __tidal_sh, at the one
+ * barrier per chunk. The block leaves when there is none: everyone but the leader at
+ * once, the leader through leave (joiners, a probed slot). The launch values at the
+ * departure are those of the last claim: no body ran since. */
 const char tidal_epilogue_tail[] =
+    "\tbra.uni \t$tdl_logical;\n"
+    "$tdl_claim:\n"
+    "@VALUES@"
+    "\tsetp.ge.and.u32 \t%tdl_p, %tdl_base, %tdl_total, %tdl_fast;\n"
+    "\t@%tdl_p exit;\n"
+    "\tsetp.ne.and.u32 \t%tdl_fast, %tdl_base, %tdl_base, %tdl_fast;\n"
+    "\t@!%tdl_leader bra \t$tdl_claimed;\n"
+    "@CLAIM@\n"
+    "$tdl_publish:\n"
+    "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+" S(TIDAL_SH_OFF_B0_ODD) "], %tdl_b0;\n"
+    "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh+" S(TIDAL_SH_OFF_B0_EVEN) "], %tdl_b0;\n"
+    "$tdl_claimed:\n"
+    "\tbarrier.sync \t@BAR@;\n"
+    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+" S(TIDAL_SH_OFF_B0_ODD) "];\n"
+    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+" S(TIDAL_SH_OFF_B0_EVEN) "];\n"
+    "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
+    "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
+    "\t@%tdl_p bra.uni \t$tdl_depart;\n"
+    "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
+    "\tmin.u32 \t%tdl_b1, %tdl_b1, %tdl_total;\n"
+    "\tmov.u32 \t%tdl_lin, %tdl_b0;\n"
     "\tbra.uni \t$tdl_logical;\n"
     "$tdl_depart:\n"
     "\t@!%tdl_leader exit;\n"
-    "\t@%tdl_jc red.release.gpu.global.add.u32 \t[%tdl_slot+24], -1;\n"
-    "\t@%tdl_jn exit;\n"
-    "// tidal: count this block out in its shard (physical block id mod 32)\n"
-    "\tmov.u32 \t%tdl_t0, %ctaid.z;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
-    "\tmov.u32 \t%tdl_t2, %ctaid.y;\n"
-    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\tmov.u32 \t%tdl_t1, %nctaid.x;\n"
-    "\tmov.u32 \t%tdl_t2, %ctaid.x;\n"
-    "\tmad.lo.u32 \t%tdl_t0, %tdl_t0, %tdl_t1, %tdl_t2;\n"
-    "\tand.b32 \t%tdl_t0, %tdl_t0, 31;\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
-    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_a1+64], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tand.b32 \t%tdl_t2, %tdl_phys, 31;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, %tdl_t2;\n"
-    "\tselp.u32 \t%tdl_t2, 1, 0, %tdl_p;\n"
-    "\tshr.u32 \t%tdl_t0, %tdl_phys, 5;\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, %tdl_t2;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
-    "\t@%tdl_p exit;\n"
-    "\tatom.acq_rel.gpu.global.add.u32 \t%tdl_t1, [%tdl_slot+20], 1;\n"
-    "\tadd.u32 \t%tdl_t1, %tdl_t1, 1;\n"
-    "\tmin.u32 \t%tdl_t0, %tdl_phys, 32;\n"
-    "\tsetp.ne.u32 \t%tdl_p, %tdl_t1, %tdl_t0;\n"
-    "\t@%tdl_p exit;\n"
-    "// tidal: the launch's last block waits for joiners to leave (work remaining always\n"
-    "// has an active worker, so none is left), closes the slot to late joiners, waits\n"
-    "// for those to count out, and resets the slot for the next launch\n"
-    "$tdl_wait_joiners:\n"
-    "\tld.acquire.gpu.global.u32 \t%tdl_t1, [%tdl_slot+24];\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_t1, 0;\n"
-    "\t@%tdl_p bra.uni \t$tdl_joiners_out;\n"
-    "\tnanosleep.u32 \t500;\n"
-    "\tbra.uni \t$tdl_wait_joiners;\n"
-    "$tdl_joiners_out:\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot], -1;\n"
-    "\tfence.acq_rel.gpu;\n"
-    "$tdl_wait_late:\n"
-    "\tld.acquire.gpu.global.u32 \t%tdl_t1, [%tdl_slot+24];\n"
-    "\tsetp.eq.u32 \t%tdl_p, %tdl_t1, 0;\n"
-    "\t@!%tdl_p nanosleep.u32 \t500;\n"
-    "\t@!%tdl_p bra.uni \t$tdl_wait_late;\n"
-    "// tidal: the launch's last block resets its slot for the next launch\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+8], 0;\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot+16], 0;\n"
-    "\tmov.u32 \t%tdl_t0, 0;\n"
-    "$tdl_reset:\n"
-    "\tmul.wide.u32 \t%tdl_a1, %tdl_t0, 16;\n"
-    "\tadd.u64 \t%tdl_a1, %tdl_slot, %tdl_a1;\n"
-    "\tst.relaxed.gpu.global.u32 \t[%tdl_a1+64], 0;\n"
-    "\tadd.u32 \t%tdl_t0, %tdl_t0, 1;\n"
-    "\tsetp.lt.u32 \t%tdl_p, %tdl_t0, 32;\n"
-    "\t@%tdl_p bra.uni \t$tdl_reset;\n"
-    "\tfence.acq_rel.gpu;\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_slot], 0;\n"
-    "\texit;";
+    "@LEAVE@\n"
+    "\texit;\n"
+    "// tidal: the leader enters the launch: slot, first chunk\n"
+    "$tdl_enter:\n"
+    "\t@!%tdl_leader bra \t$tdl_claimed;\n"
+    "@ENTER@\n"
+    "\tbra.uni \t$tdl_publish;";
+
+/* The original entry re-reads its grid at each logical block, from %nctaid. */
+const char tidal_original_reload[] =
+    "\tmov.u32 \t%tdl_nx, %nctaid.x;\n"
+    "\tmov.u32 \t%tdl_ny, %nctaid.y;\n"
+    "\tmov.u32 \t%tdl_nz, %nctaid.z;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n";
+
+/* The clone reloads the logical grid at each logical block (not kept live across
+ * the body: sgemm's clone went from 40 to 32 registers with this). */
+const char tidal_reshaped_reload[] =
+    "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID) "];\n"
+    "\tld.param.u32 \t%tdl_nz, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID_Z) "];\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
+    "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n";

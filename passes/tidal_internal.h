@@ -42,13 +42,17 @@ void tidal_facts_merge(tidal_facts *into, const tidal_facts *from);
 bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier,
                             uint32_t *why_tok);
 
-/* The PTX tidal inserts (tidal_code.c). */
+/* The PTX skeleton tidal inserts (tidal_code.c); the protocol's own code is in
+ * tidal_protocol.c. */
 extern const char tidal_reg_decls[];
 extern const char tidal_prologue_original_grid[];
 extern const char tidal_prologue_reshaped_grid[];
+extern const char tidal_values_original_grid[];
+extern const char tidal_values_reshaped_grid[];
 extern const char tidal_prologue_common[];
 extern const char tidal_epilogue_head[];
 extern const char tidal_epilogue_tail[];
+extern const char tidal_original_reload[];
 extern const char tidal_reshaped_reload[];
 
 /* Opcode text helpers: `needle` occurs in s[0..n); s starts with `root` followed

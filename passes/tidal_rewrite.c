@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tidal_internal.h"
 #include "tidal_abi.h"
+#include "tidal_protocol.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -422,24 +423,40 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     return true;
 }
 
-/* Replaces "@BAR@" with the barrier id. */
-static char *with_bar_id(const char *text, unsigned id) {
+/* The skeleton's text with its placeholders filled for one entry: the original
+ * (clone = false) or the reshaped clone. */
+static char *expand(const char *text, unsigned bar_id, bool clone) {
+    char bar[8];
+    snprintf(bar, sizeof bar, "%u", bar_id);
+    char *snip[4] = {tidal_snippet_ptx(&tidal_snippet_enter), tidal_snippet_ptx(&tidal_snippet_claim),
+                     tidal_snippet_ptx(&tidal_snippet_leave), tidal_snippet_ptx(&tidal_snippet_start)};
+    const struct {
+        const char *mark, *with;
+    } fill[] = {
+        {"@BAR@", bar},
+        {"@ENTER@", snip[0]},
+        {"@CLAIM@", snip[1]},
+        {"@LEAVE@", snip[2]},
+        {"@START@", snip[3]},
+        {"@VALUES@", clone ? tidal_values_reshaped_grid : tidal_values_original_grid},
+        {"@LOGICAL@", clone ? tidal_reshaped_reload : tidal_original_reload},
+    };
     sbuf b = {0};
-    char num[8];
-    snprintf(num, sizeof num, "%u", id);
-    for (const char *p = text;;) {
-        const char *h = strstr(p, "@BAR@");
-        if (!h) {
-            sb_str(&b, p);
-            break;
+    sb_str(&b, "");
+    for (const char *p = text; *p;) {
+        size_t k = 0, nfill = sizeof fill / sizeof fill[0];
+        if (*p == '@')
+            while (k < nfill && strncmp(p, fill[k].mark, strlen(fill[k].mark))) k++;
+        if (*p != '@' || k == nfill) {
+            sb_put(&b, p++, 1);
+            continue;
         }
-        sb_put(&b, p, (size_t)(h - p));
-        sb_str(&b, num);
-        p = h + 5;
+        sb_str(&b, fill[k].with);
+        p += strlen(fill[k].mark);
     }
+    for (int i = 0; i < 4; i++) free(snip[i]);
     return b.p;
 }
-
 
 static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
 static const char direct_copy_end[] = "\t}\n// tidal: end of the original body";
@@ -465,7 +482,27 @@ static char *direct_copy(ctx *c, const ptx_func *f) {
     return b.p;
 }
 
-static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
+/* The statements tidal inserts into a rewritten kernel whose text differs between
+ * the original entry and the clone: their indices, and both texts. The clone is
+ * printed from the same statements with the clone's texts swapped in. */
+enum { PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
+typedef struct pieces {
+    uint32_t at[NPIECES];
+    char *original[NPIECES], *clone[NPIECES];
+} pieces;
+
+static void pieces_free(pieces *pc) {
+    for (int i = 0; i < NPIECES; i++) {
+        free(pc->original[i]);
+        free(pc->clone[i]);
+    }
+}
+
+static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
+    for (int i = 0; i < NPIECES; i++) ptx_stmt_set_text(f, pc->at[i], clone ? pc->clone[i] : pc->original[i]);
+}
+
+static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     unsigned nsites = 0;
     char *original = direct_copy(c, f);
     /* 1. statements of the original body */
@@ -497,14 +534,22 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
         free(t);
     }
     /* 2. prologue before, epilogue after */
+    for (int k = 0; k < 2; k++) {
+        bool clone = k == 1;
+        sbuf p = {0};
+        sb_str(&p, clone ? tidal_prologue_reshaped_grid : tidal_prologue_original_grid);
+        sb_str(&p, clone ? tidal_values_reshaped_grid : tidal_values_original_grid);
+        sb_str(&p, tidal_prologue_common);
+        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone);
+        free(p.p);
+    }
     uint32_t at = 0;
-    char *common = with_bar_id(tidal_prologue_common, pl->bar_id);
     ptx_stmt_insert(f, at++, PTX_ST_REG, tidal_reg_decls);
-    ptx_stmt_insert(f, at++, PTX_ST_VAR,
-                    pl->big_shared ? ".shared .align 1024 .b8 \t__tidal_sh[1024];" : ".shared .align 4 .b8 \t__tidal_sh[8];");
-    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, tidal_prologue_original_grid);
-    ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, common);
-    free(common);
+    char shdecl[80];
+    snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t__tidal_sh[%u];", pl->big_shared ? 1024u : 8u,
+             pl->big_shared ? 1024u : (unsigned)TIDAL_SH_BYTES);
+    ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
+    pc->at[PIECE_PROLOGUE] = ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, pc->original[PIECE_PROLOGUE]);
     sbuf e = {0};
     sb_str(&e, "$tdl_next:\n");
     if (pl->funnel) {
@@ -544,35 +589,19 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl) {
         sb_str(&e, line);
     }
     sb_str(&e, tidal_epilogue_tail);
-    char *ep = with_bar_id(e.p, pl->bar_id);
-    ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, ep);
-    free(ep);
+    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false);
+    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true);
     free(e.p);
-    ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, original);
-    free(original);
+    pc->at[PIECE_EPILOGUE] = ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, pc->original[PIECE_EPILOGUE]);
+    pc->original[PIECE_DIRECT] = original;
+    pc->clone[PIECE_DIRECT] = strdup("// tidal: (the clone has no copy of the original body)");
+    if (!pc->clone[PIECE_DIRECT]) ptx_ice("out of memory");
+    pc->at[PIECE_DIRECT] = ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, original);
 }
 
-/* A malloc'd copy of s with `text` inserted after the first `mark`. */
-static char *insert_after(const char *s, const char *mark, const char *text) {
-    const char *at = strstr(s, mark);
-    if (!at) ptx_ice("reshaped clone: '%s' not found", mark);
-    at += strlen(mark);
-    sbuf b = {0};
-    sb_put(&b, s, (size_t)(at - s));
-    sb_str(&b, text);
-    sb_str(&b, at);
-    return b.p;
-}
-
-static const char *find_bytes(const char *from, const char *end, const char *needle) {
-    size_t n = strlen(needle);
-    for (const char *p = from; p + n <= end; p++)
-        if (*p == *needle && !memcmp(p, needle, n)) return p;
-    return NULL;
-}
-
-/* The reshaped clone: same body, logical grid from the extra parameter. */
-static char *clone_text(ctx *c, ptx_func *f) {
+/* The reshaped clone: the same statements with the clone's pieces, under a header
+ * with the name suffixed and a tidal_launch parameter appended. */
+static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
     ptx_module *m = c->m;
     sbuf b = {0};
     /* header: original bytes with the name replaced and a parameter appended */
@@ -582,7 +611,8 @@ static char *clone_text(ctx *c, ptx_func *f) {
     sb_put(&b, m->src + nt->off, nt->len);
     sb_str(&b, TIDAL_RESHAPED_SUFFIX);
     size_t after_name = nt->off + nt->len;
-    const char *extra = ".param .align 8 .b8 __tidal_launch[40]";
+    char extra[64];
+    snprintf(extra, sizeof extra, ".param .align 8 .b8 __tidal_launch[%u]", (unsigned)TIDAL_LAUNCH_BYTES);
     if (f->nparams) {
         const ptx_token *last = &m->toks[f->params[f->nparams - 1].tok_end - 1];
         size_t cut = last->off + last->len;
@@ -602,32 +632,15 @@ static char *clone_text(ctx *c, ptx_func *f) {
         size_t open = m->toks[f->body_open_tok].off;
         sb_put(&b, m->src + rest, open - rest);
     }
-    /* body, then swap the grid prologue */
+    pieces_apply(f, pc, true);
     char *body = NULL;
     size_t blen = 0;
     FILE *mf = open_memstream(&body, &blen);
     if (!mf || ptx_func_print_body(f, mf) || fclose(mf)) ptx_ice("cannot print function body");
-    /* byte searches: comments in the body may hold NUL bytes */
-    const char *end = body + blen;
-    const char *hit = find_bytes(body, end, tidal_prologue_original_grid);
-    const char *copy = hit ? find_bytes(hit, end, direct_copy_begin) : NULL;
-    const char *copy_end = copy ? find_bytes(copy, end, direct_copy_end) : NULL;
-    if (!hit || !copy_end) ptx_ice("reshaped clone: prologue or original body not found");
-    sb_put(&b, body, (size_t)(hit - body));
-    sb_str(&b, tidal_prologue_reshaped_grid);
-    const char *rest = hit + strlen(tidal_prologue_original_grid);
-    sb_put(&b, rest, (size_t)(copy - rest));
-    rest = copy_end + strlen(direct_copy_end);
-    sb_put(&b, rest, (size_t)(end - rest));
+    pieces_apply(f, pc, false);
+    sb_put(&b, body, blen);
     free(body);
-    /* Re-read the logical grid from the parameter where the loop needs it, so
-     * it is not kept live across the body: sgemm's clone went from 40 to 32
-     * registers (one 1024-thread block per SM instead of two). */
-    char *t = insert_after(b.p, "$tdl_logical:\n", tidal_reshaped_reload);
-    free(b.p);
-    char *u = insert_after(t, "$tdl_next:\n", tidal_reshaped_reload);
-    free(t);
-    return u;
+    return b.p;
 }
 
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
@@ -686,10 +699,12 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         }
     }
     bool any = false;
+    pieces *pcs = calloc(c.nf + 1, sizeof *pcs);
+    if (!pcs) ptx_ice("out of memory");
     for (uint32_t i = 0; i < c.nf; i++) {
         if (!ok[i]) continue;
         any = true;
-        rewrite_body(&c, c.fi[i].f, &plans[i]);
+        rewrite_body(&c, c.fi[i].f, &plans[i], &pcs[i]);
     }
     if (any) {
         /* clones go right after their originals; find item indices */
@@ -699,7 +714,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                 if (item->kind != PTX_ITEM_FUNC || !item->func) continue;
                 for (uint32_t i = 0; i < c.nf; i++)
                     if (ok[i] && c.fi[i].f == item->func) {
-                        char *t = clone_text(&c, c.fi[i].f);
+                        char *t = clone_text(&c, c.fi[i].f, &pcs[i]);
                         ptx_item_insert(m, it + 1, PTX_ITEM_FUNC, t);
                         free(t);
                         it++;
@@ -714,10 +729,12 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
             if (kd == PTX_ITEM_VERSION || kd == PTX_ITEM_TARGET || kd == PTX_ITEM_ADDRESS_SIZE) at = it + 1;
         }
         ptx_item_insert(m, at, PTX_ITEM_VAR,
-                        "\n// tidal: control block pointer, set by the runtime after loading (runtime/tidal_abi.h)\n"
+                        "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
                         ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
                         ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
     }
+    for (uint32_t i = 0; i < c.nf; i++) pieces_free(&pcs[i]);
+    free(pcs);
     free(ok);
     free(plans);
     free(c.fi);

@@ -71,6 +71,18 @@ int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size
         OPT(LaunchKernel_ptsz, "cuLaunchKernel_ptsz"),
         OPT(LaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz"),
         OPT(GetProcAddress, "cuGetProcAddress_v2"),
+        OPT(DeviceGetDevResource, "cuDeviceGetDevResource"),
+        OPT(DevSmResourceSplitByCount, "cuDevSmResourceSplitByCount"),
+        OPT(DevResourceGenerateDesc, "cuDevResourceGenerateDesc"),
+        OPT(GreenCtxCreate, "cuGreenCtxCreate"),
+        OPT(GreenCtxDestroy, "cuGreenCtxDestroy"),
+        OPT(GreenCtxStreamCreate, "cuGreenCtxStreamCreate"),
+        OPT(StreamCreateWithPriority, "cuStreamCreateWithPriority"),
+        OPT(ModuleLoadData, "cuModuleLoadData"),
+        OPT(ModuleUnload, "cuModuleUnload"),
+        OPT(EventElapsedTime, "cuEventElapsedTime_v2"),
+        OPT(MemsetD32Async, "cuMemsetD32Async"),
+        OPT(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode"),
 #undef REQ
 #undef OPT
     };

@@ -52,6 +52,20 @@ typedef struct tidal_cu {
                                   unsigned, unsigned, CUstream, void **, void **);
     CUresult (*LaunchKernelEx_ptsz)(const CUlaunchConfig *, CUfunction, void **, void **);
     CUresult (*GetProcAddress)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+    /* optional: placement (green contexts, CUDA 12.4+), duration samples, probes */
+    CUresult (*DeviceGetDevResource)(CUdevice, CUdevResource *, CUdevResourceType);
+    CUresult (*DevSmResourceSplitByCount)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *,
+                                          unsigned, unsigned);
+    CUresult (*DevResourceGenerateDesc)(CUdevResourceDesc *, CUdevResource *, unsigned);
+    CUresult (*GreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
+    CUresult (*GreenCtxDestroy)(CUgreenCtx);
+    CUresult (*GreenCtxStreamCreate)(CUstream *, CUgreenCtx, unsigned, int);
+    CUresult (*StreamCreateWithPriority)(CUstream *, unsigned, int);
+    CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+    CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
 } tidal_cu;
 
 /* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1).

@@ -188,6 +188,24 @@ static int occupancy(rt_fn *e, int threads, unsigned smem)
     return occ;
 }
 
+/* Decide under the lock; launch outside it. */
+typedef struct plan {
+    int reshape;               /* launch the clone */
+    int original;              /* a rewritten kernel launched as the original (placed) */
+    struct tidal_part *part;
+    CUfunction clone;
+    unsigned workers;
+    tidal_launch tl;
+    unsigned nparams;          /* of the original (rt_fn fields the launch needs) */
+    size_t launch_off;
+    const size_t *poff, *psize;
+    CUstream stream;
+    int sample;                /* rt.pending index to time this launch with, or -1 */
+    CUdeviceptr reset;         /* epoch wrap: zero this slot's claim and guard words first */
+    int remember;              /* record for flow-in */
+    unsigned occ;              /* workers per SM */
+} plan;
+
 /* Parameters of the clone: the original ones + &tl (kernelParams) or the original buffer
  * with tl at its offset (extra). The driver copies both at launch time, so stack storage
  * is enough. */
@@ -203,7 +221,7 @@ typedef struct clone_args {
     size_t bufsize;
 } clone_args;
 
-static int build_args(clone_args *a, const rt_fn *e, const tidal_launch_req *q, tidal_launch *tl)
+static int build_args(clone_args *a, const plan *e, const tidal_launch_req *q, tidal_launch *tl)
 {
     a->params = NULL;
     a->bufp = NULL;
@@ -252,41 +270,149 @@ static void free_args(clone_args *a)
     if (a->bufp && a->bufp != a->buf) free(a->bufp);
 }
 
-/* Decide under the lock; launch outside it. */
-typedef struct plan {
-    int reshape;
-    struct tidal_part *part;
-    CUfunction clone;
-    unsigned workers;
-    tidal_launch tl;
-    rt_fn e;   /* copy of the entry (nparams, launch_off) */
-} plan;
+/* ------------------------------------------------------------------ durations */
+
+/* The measured duration of f's launches with `total` logical blocks (NULL: none yet). */
+static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
+{
+    rt_duration *free_d = NULL;
+    for (int i = 0; i < TIDAL_FN_SAMPLES; i++) {
+        if (e->dur[i].total == total) return &e->dur[i];
+        if (!e->dur[i].total && !free_d) free_d = &e->dur[i];
+    }
+    if (!create) return NULL;
+    if (!free_d) free_d = &e->dur[total % TIDAL_FN_SAMPLES];   /* many grid sizes: reuse one */
+    memset(free_d, 0, sizeof *free_d);
+    free_d->total = total;
+    return free_d;
+}
+
+/* Collect duration samples that have completed (at most a few per launch). */
+static void poll_pending(void)
+{
+    if (!rt.npending) return;
+    CUstreamCaptureMode mode = rt_capture_relax();   /* a query must not break a capture */
+    for (int i = 0; i < TIDAL_PENDING; i++) {
+        rt_pending *q = &rt.pending[i];
+        if (!q->used) continue;
+        CUresult r = rt.cu->EventQuery(q->end);
+        if (r == CUDA_ERROR_NOT_READY) continue;
+        q->used = 0;
+        rt.npending--;
+        float ms = 0;
+        rt_fn *e = fn_slot(q->f);
+        rt_duration *d = e && e->f == q->f ? duration_of(e, q->total, 0) : NULL;
+        if (d) d->pending = 0;
+        if (r != CUDA_SUCCESS || !d || rt.cu->EventElapsedTime(&ms, q->start, q->end) != CUDA_SUCCESS) continue;
+        /* the least of the samples: a first launch carries warm-up costs */
+        float us = ms * 1000.0f;
+        if (d->n == 0 || us < d->us) d->us = us;
+        d->n++;
+    }
+    rt_capture_restore(mode);
+}
+
+/* A free pending sample with its events, or -1. */
+static int pending_slot(void)
+{
+    if (!rt.cu->EventElapsedTime) return -1;
+    for (int i = 0; i < TIDAL_PENDING; i++) {
+        rt_pending *q = &rt.pending[i];
+        if (q->used) continue;
+        if (!q->start && rt.cu->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+        if (!q->end && rt.cu->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+        return i;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ the plan */
+
+
+static int subset(const tidal_smset *a, const tidal_smset *b)
+{
+    for (int w = 0; w < TIDAL_SMSET_WORDS; w++)
+        if (a->bits[w] & ~b->bits[w]) return 0;
+    return 1;
+}
+
+static unsigned count_both(const tidal_smset *a, const tidal_smset *b)
+{
+    tidal_smset x;
+    for (int w = 0; w < TIDAL_SMSET_WORDS; w++) x.bits[w] = a->bits[w] & b->bits[w];
+    return tidal_smset_count(&x);
+}
+
+/* Programmatic dependent launch lets a launch start before the one before it on the
+ * stream ends: its stream slot would be shared, so it probes for one. */
+static int ex_overlaps_predecessor(const CUlaunchConfig *c)
+{
+    for (unsigned i = 0; c && i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+            c->attrs[i].value.programmaticStreamSerializationAllowed)
+            return 1;
+    return 0;
+}
+
+/* The stream's slot in p, handed out on the stream's first clone launch into p (its tag
+ * becomes TIDAL_SLOT_RESERVED so probe-mode launches pass over it). -1: none left. */
+static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
+{
+    if (b->slot_part == p) return 0;
+    if (p->stream_slots == TIDAL_STREAM_SLOTS) return -1;
+    unsigned slot = p->stream_slots;
+    uint64_t tag = TIDAL_SLOT_RESERVED;
+    memcpy(rt.pinned, &tag, sizeof tag);
+    CUdeviceptr at = p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_TAG;
+    CUstreamCaptureMode mode = rt_capture_relax();
+    int ok = rt.cu->MemcpyHtoDAsync(at, rt.pinned, sizeof tag, rt.ctl_stream) == CUDA_SUCCESS &&
+             rt.cu->StreamSynchronize(rt.ctl_stream) == CUDA_SUCCESS;
+    rt_capture_restore(mode);
+    if (!ok) return -1;
+    p->stream_slots++;
+    b->slot_part = p;
+    b->slot = slot;
+    b->epoch = 0;
+    return 0;
+}
 
 static void make_plan(const tidal_launch_req *q, plan *pl)
 {
-    pl->reshape = 0;
+    memset(pl, 0, sizeof *pl);
+    pl->sample = -1;
+    poll_pending();
     rt_fn *e = fn_lookup(q->f);
-    if (!e) {
+    if (!e || e->kind == FN_UNKNOWN || e->kind == FN_CLONE) {
         atomic_fetch_add(&rt.n_unknown, 1);
         return;
     }
-    if (e->kind == FN_UNKNOWN || e->kind == FN_CLONE) {
-        atomic_fetch_add(&rt.n_unknown, 1);
-        return;
-    }
-    if (e->kind == FN_REFUSED) {
+    if (e->kind == FN_REFUSED || (q->ex && ex_needs_original(q->ex))) {
         atomic_fetch_add(&rt.n_refused, 1);
         return;
     }
-    if (q->ex && ex_needs_original(q->ex)) {
-        atomic_fetch_add(&rt.n_refused, 1);
-        return;
-    }
-    struct tidal_part *p = rt_stream_partition(rt_norm_stream(q->stream, q->ptsz));
+    CUstream s = rt_norm_stream(q->stream, q->ptsz);
+    rt_stream_binding *b = rt_stream_get(s, 0);
+    struct tidal_part *p = b && b->part ? b->part : rt.default_part;
     uint64_t logical = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2];
     int threads = (int)(q->block[0] * q->block[1] * q->block[2]);
-    if (!p || logical == 0 || logical > 0x7fffffffu || mirror_smem(e, q->smem) != 0) {
+    if (!p || logical == 0 || logical >= TIDAL_MAX_LOGICAL || mirror_smem(e, q->smem) != 0) {
         atomic_fetch_add(&rt.n_unmasked, 1);
+        return;
+    }
+    if (!b) b = rt_stream_get(s, 1);   /* its slot lives here (default partition) */
+    if (!b) {
+        atomic_fetch_add(&rt.n_unmasked, 1);
+        return;
+    }
+    /* Hybrid placement: a short kernel on a stream whose SMs are all allowed runs as the
+     * original there (zero device cost; it leaves the SMs when it ends). */
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    int capturing = rt.cu->StreamIsCapturing(s, &cs) == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
+    int inside = subset(&b->sms, &p->mask);
+    rt_duration *d = duration_of(e, (uint32_t)logical, !capturing);
+    if (inside && (p->place_mode == TIDAL_PLACE_ORIGINAL ||
+                   (p->place_mode == TIDAL_PLACE_HYBRID && d && d->n > 0 && d->us < (float)p->short_us))) {
+        pl->original = 1;
         return;
     }
     int occ = occupancy(e, threads, q->smem);
@@ -294,61 +420,111 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
     }
-    uint64_t workers = (uint64_t)occ * rt.nsm;
-    if (workers > logical) workers = logical;
-    unsigned allowed = tidal_smset_count(&p->mask);
-    uint64_t per_round = (uint64_t)occ * (allowed ? allowed : 1);
-    uint64_t chunk = logical / (per_round * 8);
-    if (chunk < 1) chunk = 1;
-    if (chunk > rt.max_chunk) chunk = rt.max_chunk;
+    unsigned reach = tidal_smset_count(&b->sms);
+    uint64_t workers = (uint64_t)occ * reach, chunk = 1;
+    /* A measured kernel's chunks last about rt.chunk_us: a worker on an SM taken away
+     * finishes its chunk before it leaves. */
+    uint64_t max_chunk = rt.max_chunk;
+    if (d && d->n > 0 && d->us > 0) {
+        double block_us = d->us * (double)(workers < logical ? workers : logical) / (double)logical;
+        double fit = rt.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
+        if (fit < (double)max_chunk) max_chunk = fit < 1 ? 1 : (uint64_t)fit;
+    }
+    tidal_launch *tl = &pl->tl;
+    if (inside) {
+        /* every worker lands on an allowed SM: the first chunk needs no claim */
+        if (logical > workers) chunk = logical / (workers * 8);
+        if (chunk < 1) chunk = 1;
+        if (chunk > max_chunk) chunk = max_chunk;
+        uint64_t need = (logical + chunk - 1) / chunk;
+        if (workers > need) workers = need;
+        tl->flags = TIDAL_LAUNCH_STATIC;
+        tl->base = (uint32_t)(workers * chunk < logical ? workers * chunk : logical);
+    } else {
+        if (workers > logical) workers = logical;
+        unsigned allowed = count_both(&p->mask, &b->sms);
+        chunk = logical / ((uint64_t)occ * (allowed ? allowed : 1) * 8);
+        if (chunk < 1) chunk = 1;
+        if (chunk > max_chunk) chunk = max_chunk;
+        tl->base = 0;
+    }
+    if (p->sm_blocks) {
+        tl->flags |= TIDAL_LAUNCH_HIST;
+        tl->sm_blocks = (uint64_t)p->sm_blocks;
+    }
+    tl->partition = (uint64_t)p->dev;
+    tl->grid[0] = q->grid[0];
+    tl->grid[1] = q->grid[1];
+    tl->grid[2] = q->grid[2];
+    tl->chunk = (uint32_t)chunk;
+    if (capturing || ex_overlaps_predecessor(q->ex) || stream_slot(b, p) != 0) {
+        /* replays keep these parameters: the slot is found and reset on the device */
+        tl->flags |= TIDAL_LAUNCH_PROBE;
+        tl->key = (++rt.next_key & 0xffffffull) << 40;
+    } else {
+        tl->slot = b->slot;
+        if (b->epoch == TIDAL_EPOCH_MASK) {
+            pl->reset = p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)b->slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_CLAIM;
+            b->epoch = 0;
+        }
+        tl->epoch = ++b->epoch;
+        pl->remember = rt.flow_in && tl->base < logical;
+    }
+    /* Samples come from clones placed like the original would be (inside: static mode),
+     * whose duration is the original's; a dynamic clone's would overstate it. */
+    if (!capturing && inside && d && d->n < 3 && !d->pending && p->place_mode == TIDAL_PLACE_HYBRID) {
+        pl->sample = pending_slot();
+        if (pl->sample >= 0) {
+            rt.pending[pl->sample].used = 1;
+            rt.npending++;
+            rt.pending[pl->sample].f = q->f;
+            rt.pending[pl->sample].total = (uint32_t)logical;
+            d->pending = 1;
+        }
+    }
     pl->reshape = 1;
     pl->clone = e->clone;
     pl->workers = (unsigned)workers;
-    pl->tl.partition = (uint64_t)p->dev;
-    pl->tl.grid[0] = q->grid[0];
-    pl->tl.grid[1] = q->grid[1];
-    pl->tl.grid[2] = q->grid[2];
-    pl->tl.chunk = (uint32_t)chunk;
-    pl->tl.key = ++rt.next_key | (1ull << 62);   /* never a %gridid (small numbers) */
-    pl->tl.flags = 0;
+    pl->occ = (unsigned)occ;
     pl->part = p;
-    pl->e = *e;
-    atomic_fetch_add(&rt.n_rewritten, 1);
+    pl->stream = s;
+    pl->nparams = e->nparams;
+    pl->launch_off = e->launch_off;
+    pl->poff = e->poff;
+    pl->psize = e->psize;
 }
 
 /* ------------------------------------------------------------------ flow-in */
 
 /* Keep what a joining launch needs: the clone's parameter buffer (built from
  * kernelParams with the original's offsets, or the extra buffer as passed) and an event
- * that tells whether the launch is still running. Not while the stream is being captured:
- * an event record would become a node of the user's graph. */
-static void remember(const tidal_launch_req *q, const plan *pl, const clone_args *a, CUstream s)
+ * that tells whether the launch is still running. */
+static void remember(const tidal_launch_req *q, const plan *pl, const clone_args *a)
 {
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (rt.cu->StreamIsCapturing(s, &cs) != CUDA_SUCCESS || cs != CU_STREAM_CAPTURE_STATUS_NONE) return;
     rt_inflight rec;
     memset(&rec, 0, sizeof rec);
-    rec.bufsize = pl->e.launch_off + sizeof(tidal_launch);
+    rec.bufsize = pl->launch_off + sizeof(tidal_launch);
     rec.buf = calloc(1, rec.bufsize);
     if (!rec.buf) return;
     if (q->params) {
-        for (unsigned i = 0; i < pl->e.nparams; i++)
-            if (pl->e.poff[i] + pl->e.psize[i] <= pl->e.launch_off)
-                memcpy(rec.buf + pl->e.poff[i], q->params[i], pl->e.psize[i]);
+        for (unsigned i = 0; i < pl->nparams; i++)
+            if (pl->poff[i] + pl->psize[i] <= pl->launch_off)
+                memcpy(rec.buf + pl->poff[i], q->params[i], pl->psize[i]);
     } else if (a->bufp) {
-        memcpy(rec.buf, a->bufp, pl->e.launch_off);
+        memcpy(rec.buf, a->bufp, pl->launch_off);
     }
-    memcpy(rec.buf + pl->e.launch_off, &pl->tl, sizeof pl->tl);
-    rec.key = pl->tl.key;
+    memcpy(rec.buf + pl->launch_off, &pl->tl, sizeof pl->tl);
+    rec.key = ((uint64_t)pl->tl.slot << 32) | pl->tl.epoch;
     rec.clone = pl->clone;
     rec.workers = pl->workers;
     rec.block[0] = q->block[0];
     rec.block[1] = q->block[1];
     rec.block[2] = q->block[2];
     rec.smem = q->smem;
-    rec.launch_off = pl->e.launch_off;
+    rec.launch_off = pl->launch_off;
+    rec.occ = pl->occ;
     pthread_mutex_lock(&rt.lock);
-    if (rt.initialized) rt_inflight_add(pl->part, &rec, s);
+    if (rt.initialized) rt_inflight_add(pl->part, &rec, pl->stream);
     else free(rec.buf);
     pthread_mutex_unlock(&rt.lock);
 }
@@ -368,9 +544,10 @@ void rt_inflight_add(struct tidal_part *p, const rt_inflight *rec, CUstream s)
     }
 }
 
-/* p was given SMs: every launch of p still running gets joiners, as many workers as it
- * started with; those the hardware places on SMs outside the mask leave at once. */
-void rt_inflight_grow(struct tidal_part *p)
+/* p was given SMs: every launch of p still running gets joiners, occupancy times the SMs
+ * added; those the hardware places on SMs outside the mask leave at once. Called with the
+ * runtime's capture mode relaxed (tidal_partition_set). */
+void rt_inflight_grow(struct tidal_part *p, unsigned added_sms)
 {
     for (unsigned i = 0; i < TIDAL_INFLIGHT; i++) {
         rt_inflight *r = &p->inflight[i];
@@ -388,7 +565,10 @@ void rt_inflight_grow(struct tidal_part *p)
         memcpy(r->buf + r->launch_off, &tl, sizeof tl);
         size_t n = r->bufsize;
         void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, r->buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
-        CUresult lr = rt.cu->LaunchKernel(r->clone, r->workers, 1, 1, r->block[0], r->block[1], r->block[2], r->smem,
+        /* as many joiners as the added SMs hold; those the hardware puts elsewhere leave */
+        unsigned joiners = r->occ * added_sms;
+        if (joiners > r->workers || joiners == 0) joiners = r->workers;
+        CUresult lr = rt.cu->LaunchKernel(r->clone, joiners, 1, 1, r->block[0], r->block[1], r->block[2], r->smem,
                                           rt.join_stream, NULL, extra);
         if (lr == CUDA_SUCCESS) atomic_fetch_add(&rt.n_joins, 1);
         else tidal__log("joiners for launch %llx: %d", (unsigned long long)r->key, (int)lr);
@@ -408,14 +588,19 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
 {
     clone_args a;
     *ok = 0;
-    if (build_args(&a, &pl->e, q, &pl->tl) != 0) {
+    if (build_args(&a, pl, q, &pl->tl) != 0) {
         free_args(&a);
         return CUDA_SUCCESS;
     }
     *ok = 1;
-    CUresult r;
-    CUstream s = rt_norm_stream(q->stream, q->ptsz);
-    if (q->ex) {
+    CUresult r = CUDA_SUCCESS;
+    CUstream s = pl->stream;
+    if (pl->reset)
+        r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s) : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
+    rt_pending *smp = pl->sample >= 0 ? &rt.pending[pl->sample] : NULL;
+    if (r == CUDA_SUCCESS && smp) rt.cu->EventRecord(smp->start, s);
+    if (r != CUDA_SUCCESS) {
+    } else if (q->ex) {
         CUlaunchConfig c = *q->ex;
         c.gridDimX = pl->workers;
         c.gridDimY = 1;
@@ -426,7 +611,19 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
         r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], q->smem, s,
                                 a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
     }
-    if (r == CUDA_SUCCESS && rt.flow_in) remember(q, pl, &a, s);
+    if (smp) {
+        int recorded = r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        if (!recorded) {   /* no sample: let a later launch take one */
+            pthread_mutex_lock(&rt.lock);
+            smp->used = 0;
+            rt.npending--;
+            rt_fn *e = fn_slot(q->f);
+            rt_duration *d = e && e->f == q->f ? duration_of(e, smp->total, 0) : NULL;
+            if (d) d->pending = 0;
+            pthread_mutex_unlock(&rt.lock);
+        }
+    }
+    if (r == CUDA_SUCCESS && pl->remember) remember(q, pl, &a);
     free_args(&a);
     return r;
 }
@@ -439,14 +636,15 @@ CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
     pthread_mutex_lock(&rt.lock);
     make_plan(q, &pl);
     pthread_mutex_unlock(&rt.lock);
+    if (pl.original) atomic_fetch_add(&rt.n_original, 1);
     if (!pl.reshape) return CUDA_SUCCESS;
     int ok;
     CUresult r = launch_plan(q, &pl, &ok);
     if (!ok) {
-        atomic_fetch_sub(&rt.n_rewritten, 1);
         atomic_fetch_add(&rt.n_unmasked, 1);
         return CUDA_SUCCESS;
     }
+    atomic_fetch_add(&rt.n_rewritten, 1);
     *handled = 1;
     return r;
 }

@@ -19,6 +19,10 @@
 
 #include "runtime_internal.h"
 
+/* The entry points a program reaches instead of the driver's: the library's only exports
+ * besides tidal.h (built with -fvisibility=hidden). */
+#define TIDAL_EXPORT __attribute__((visibility("default")))
+
 #undef cuGetProcAddress
 #undef cuLaunchKernel
 #undef cuLaunchKernelEx
@@ -97,24 +101,24 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
     return real.LaunchKernelEx(c, f, params, extra);
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+TIDAL_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream s, void **params, void **extra)
 {
     return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0);
 }
 
-CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+TIDAL_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                              unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
 {
     return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 1);
 }
 
-CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+TIDAL_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     return launch_ex(c, f, params, extra, 0);
 }
 
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+TIDAL_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
     return launch_ex(c, f, params, extra, 1);
 }
@@ -138,7 +142,7 @@ static void substitute(const char *symbol, void **pfn)
         *pfn = *pfn == (void *)real_gpa_v1 ? (void *)cuGetProcAddress : (void *)cuGetProcAddress_v2;
 }
 
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
+TIDAL_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
     if (!have_real() || !real.GetProcAddress) return CUDA_ERROR_NOT_INITIALIZED;
@@ -147,7 +151,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t
     return r;
 }
 
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags)
+TIDAL_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, cuuint64_t flags)
 {
     if (!have_real() || !real_gpa_v1) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real_gpa_v1(symbol, pfn, ver, flags);
@@ -170,7 +174,7 @@ static void *hook_for(const char *name)
     return NULL;
 }
 
-void *dlsym(void *restrict handle, const char *restrict name)
+TIDAL_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
 {
     if (!tidal__real_dlsym) tidal__real_dlsym = resolve_real_dlsym();
     void *r = tidal__real_dlsym(handle, name);

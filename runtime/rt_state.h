@@ -9,7 +9,14 @@
 #include "runtime_internal.h"
 #include "tidal_abi.h"
 
-#define TIDAL_NSLOTS 128 /* slots per partition: the GPU runs at most 128 kernels at once */
+/* Slots per partition: the first TIDAL_STREAM_SLOTS are given to streams (epoch mode,
+ * one per stream that launches clones into the partition: stream order frees it), the
+ * other TIDAL_PROBE_SLOTS are searched by probe-mode launches (case b, graph-captured
+ * clones; the GPU runs at most 128 kernels at once). */
+#define TIDAL_STREAM_SLOTS 128
+#define TIDAL_PROBE_SLOTS 128
+#define TIDAL_NSLOTS (TIDAL_STREAM_SLOTS + TIDAL_PROBE_SLOTS)
+#define TIDAL_MAX_GREEN 32 /* green contexts per process (one per SM set used) */
 
 /* A reshaped launch that may still run: enough to start joiners for it when its
  * partition is given SMs (flow-in). */
@@ -19,6 +26,7 @@ typedef struct rt_inflight {
     uint64_t key;
     CUfunction clone;
     unsigned workers, block[3], smem;
+    unsigned occ;          /* workers per SM: joiners are occ per SM the partition gained */
     unsigned char *buf;    /* the clone's parameter buffer, tidal_launch included */
     size_t bufsize, launch_off;
     CUevent done;          /* recorded after the launch on its stream */
@@ -33,13 +41,36 @@ struct tidal_part {
     unsigned bound;       /* streams bound + modules whose __tidal_ctl points here */
     rt_inflight inflight[TIDAL_INFLIGHT];
     unsigned inflight_next;
+    unsigned stream_slots;   /* stream slots handed out (never taken back: a stream's end is
+                                not seen) */
+    int place_mode;          /* TIDAL_PLACE_* */
+    unsigned short_us;       /* hybrid: originals below this measured duration */
     struct tidal_part *next;
 };
 
+/* What libtidal knows of a stream: its binding, its SMs, its slot. */
 typedef struct rt_stream_binding {
     CUstream stream;
-    struct tidal_part *part;
+    struct tidal_part *part; /* bound partition; NULL: the default partition */
+    int green;               /* made by tidal_partition_stream in a green context */
+    tidal_smset sms;         /* the SMs its kernels can run on (all when not green) */
+    struct tidal_part *slot_part; /* partition of its slot (0 = none yet) */
+    unsigned slot, epoch;    /* its slot there and the epoch of its last clone launch */
 } rt_stream_binding;
+
+typedef struct rt_green {
+    tidal_smset set;
+    CUgreenCtx g;
+} rt_green;
+
+/* Measured durations of a rewritten kernel, per logical grid size (hybrid placement). */
+#define TIDAL_FN_SAMPLES 4
+typedef struct rt_duration {
+    uint32_t total;   /* logical blocks; 0 = unused */
+    uint32_t n;       /* samples taken */
+    float us;         /* the least of them */
+    int pending;      /* a sample is in flight */
+} rt_duration;
 
 typedef struct rt_module {
     CUmodule mod;
@@ -60,7 +91,17 @@ typedef struct rt_fn {
     unsigned occ_smem;
     int smem_limit;        /* dynamic smem the clone is allowed (mirrors the original) */
     size_t *poff, *psize;  /* the original's parameter offsets and sizes (nparams each) */
+    rt_duration dur[TIDAL_FN_SAMPLES];
 } rt_fn;
+
+/* A duration sample in flight: events around one clone launch. */
+#define TIDAL_PENDING 16
+typedef struct rt_pending {
+    CUfunction f;          /* key of the rt_fn (the table moves when it grows) */
+    uint32_t total;
+    CUevent start, end;    /* created once, reused */
+    int used;
+} rt_pending;
 
 typedef struct rt_state {
     pthread_mutex_t lock;
@@ -90,6 +131,20 @@ typedef struct rt_state {
     int flow_in;           /* TIDAL_FLOW_IN (default 1): start joiners when a partition grows */
     CUstream join_stream;  /* joiners run here, beside the stream their owner waits on */
     uint64_t next_key;
+    unsigned short_us;     /* TIDAL_SHORT_US (default 20) */
+    int place_mode;        /* TIDAL_PLACEMENT (hybrid, persistent, original) */
+    /* placement (green.c) */
+    int green_state;       /* 0 not tried, 1 ready, -1 unavailable */
+    unsigned ngroups;
+    CUdevResource groups[TIDAL_MAX_SMS];
+    tidal_smset group_sms[TIDAL_MAX_SMS];
+    rt_green greens[TIDAL_MAX_GREEN];
+    unsigned ngreens;
+    rt_pending pending[TIDAL_PENDING];
+    unsigned npending;
+    unsigned chunk_us;     /* TIDAL_CHUNK_US (default 20): measured kernels get chunks of about
+                              this long, which bounds how long a worker stays on a removed SM */
+    atomic_ullong n_original;
 } rt_state;
 
 extern rt_state rt;
@@ -100,10 +155,20 @@ rt_module *rt_module_get(CUmodule m);   /* records the module (classifies it) on
 int rt_module_set_ctl(rt_module *m, struct tidal_part *p);
 void rt_module_load_all(CUmodule m);
 CUstream rt_norm_stream(CUstream s, int ptsz);
+rt_stream_binding *rt_stream_get(CUstream s, int create);
+/* green.c */
+int rt_green_ready(void);
+const rt_green *rt_green_for(const tidal_smset *set, int create);
+int rt_green_is_union(const tidal_smset *set);
+void rt_green_free(void);
 /* launch.c: remember a reshaped launch (with rt.lock held); start joiners for p's running
  * launches after its mask grew by `added` SMs */
 void rt_inflight_add(struct tidal_part *p, const rt_inflight *rec, CUstream s);
-void rt_inflight_grow(struct tidal_part *p);
+void rt_inflight_grow(struct tidal_part *p, unsigned added_sms);
+/* Driver calls libtidal makes for itself (queries, synchronizes) while a stream of the
+ * process may be capturing a graph in global mode: relaxed, so they do not invalidate it. */
+CUstreamCaptureMode rt_capture_relax(void);
+void rt_capture_restore(CUstreamCaptureMode m);
 void rt_inflight_free(struct tidal_part *p);
 
 #endif

@@ -98,21 +98,43 @@ void tidal__warn(const char *fmt, ...)
         if (r_ != CUDA_SUCCESS) return tidal__cuda_fail(r_, what);                         \
     } while (0)
 
-/* Driver calls need libtidal's context current on the calling thread; put back whatever
- * the thread had. */
-static CUcontext ctx_enter(void)
+CUstreamCaptureMode rt_capture_relax(void)
 {
-    CUcontext c = NULL;
-    if (!rt.initialized) return NULL;
-    rt.cu->CtxGetCurrent(&c);
-    if (c != rt.ctx) rt.cu->CtxSetCurrent(rt.ctx);
+    CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (rt.cu && rt.cu->ThreadExchangeStreamCaptureMode) rt.cu->ThreadExchangeStreamCaptureMode(&m);
+    return m;
+}
+
+void rt_capture_restore(CUstreamCaptureMode m)
+{
+    if (rt.cu && rt.cu->ThreadExchangeStreamCaptureMode) rt.cu->ThreadExchangeStreamCaptureMode(&m);
+}
+
+/* Driver calls need libtidal's context current on the calling thread; put back whatever
+ * the thread had. They also run in relaxed capture mode: a synchronize or query of
+ * libtidal's own must not invalidate a graph another stream is capturing. */
+typedef struct rt_call {
+    CUcontext ctx;
+    CUstreamCaptureMode mode;
+} rt_call;
+
+static rt_call ctx_enter(void)
+{
+    rt_call c = {NULL, CU_STREAM_CAPTURE_MODE_RELAXED};
+    if (!rt.initialized) return c;
+    rt.cu->CtxGetCurrent(&c.ctx);
+    if (c.ctx != rt.ctx) rt.cu->CtxSetCurrent(rt.ctx);
+    c.mode = rt_capture_relax();
     return c;
 }
 
-static void ctx_leave(CUcontext c)
+static void ctx_leave(rt_call c)
 {
-    if (rt.initialized && c != rt.ctx) rt.cu->CtxSetCurrent(c);
+    if (!rt.initialized) return;
+    rt_capture_restore(c.mode);
+    if (c.ctx != rt.ctx) rt.cu->CtxSetCurrent(c.ctx);
 }
+
 
 /* ------------------------------------------------------------------ SM sets */
 
@@ -177,7 +199,8 @@ static int part_alloc(struct tidal_part *p)
     memset(&h, 0, sizeof h);
     memcpy(h.mask, p->mask.bits, sizeof h.mask);
     h.sm_blocks = (uint64_t)p->sm_blocks;
-    h.slot_mask = TIDAL_NSLOTS - 1;
+    h.slot_mask = TIDAL_PROBE_SLOTS - 1;
+    h.probe_base = TIDAL_STREAM_SLOTS;
     memcpy(rt.pinned, &h, sizeof h);
     CU_TRY(rt.cu->MemcpyHtoDAsync(p->dev, rt.pinned, sizeof h, rt.ctl_stream), "cuMemcpyHtoDAsync(partition)");
     CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
@@ -208,6 +231,8 @@ static int create_locked(const char *name, const tidal_smset *mask, int remote, 
     snprintf(p->name, sizeof p->name, "%s", name);
     p->mask = *mask;
     p->remote = remote;
+    p->place_mode = rt.place_mode;
+    p->short_us = rt.short_us;
     int st = part_alloc(p);
     if (st) {
         part_free(p);
@@ -294,8 +319,33 @@ static int init_locked(unsigned flags)
     if (mc && *mc) {
         char *end;
         long v = strtol(mc, &end, 10);
-        if (*end || v < 1 || v > 32) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_MAX_CHUNK=%s: want 1-32", mc);
+        if (*end || v < 1 || v > TIDAL_MAX_CHUNK)
+            return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_MAX_CHUNK=%s: want 1-%d", mc, TIDAL_MAX_CHUNK);
         rt.max_chunk = (unsigned)v;
+    }
+    const char *su = getenv("TIDAL_SHORT_US");
+    rt.short_us = 20;
+    if (su && *su) {
+        char *end;
+        long v = strtol(su, &end, 10);
+        if (*end || v < 0 || v > 10000000) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_SHORT_US=%s: want 0-10000000", su);
+        rt.short_us = (unsigned)v;
+    }
+    const char *cu = getenv("TIDAL_CHUNK_US");
+    rt.chunk_us = 20;
+    if (cu && *cu) {
+        char *end;
+        long v = strtol(cu, &end, 10);
+        if (*end || v < 1 || v > 10000000) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_CHUNK_US=%s: want 1-10000000", cu);
+        rt.chunk_us = (unsigned)v;
+    }
+    const char *pm = getenv("TIDAL_PLACEMENT");
+    rt.place_mode = TIDAL_PLACE_HYBRID;
+    if (pm && *pm) {
+        if (strcmp(pm, "hybrid") == 0) rt.place_mode = TIDAL_PLACE_HYBRID;
+        else if (strcmp(pm, "persistent") == 0) rt.place_mode = TIDAL_PLACE_PERSISTENT;
+        else if (strcmp(pm, "original") == 0) rt.place_mode = TIDAL_PLACE_ORIGINAL;
+        else return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PLACEMENT=%s: want hybrid, persistent or original", pm);
     }
     const char *h = getenv("TIDAL_HISTOGRAM");
     rt.histogram = !(h && strcmp(h, "0") == 0);
@@ -329,6 +379,11 @@ static void teardown_locked(void)
         struct tidal_part *n = p->next;
         part_free(p);
         p = n;
+    }
+    rt_green_free();
+    for (unsigned i = 0; i < TIDAL_PENDING; i++) {
+        if (rt.pending[i].start) rt.cu->EventDestroy(rt.pending[i].start);
+        if (rt.pending[i].end) rt.cu->EventDestroy(rt.pending[i].end);
     }
     if (rt.pinned) rt.cu->MemFreeHost(rt.pinned);
     if (rt.ctl_stream) rt.cu->StreamDestroy(rt.ctl_stream);
@@ -421,7 +476,7 @@ int tidal_partition_create(const char *name, const char *smset, tidal_part **out
     if (!smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_create: NULL SM set");
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_partition_create");
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     tidal_smset s;
     int st = parse_set(smset, &s);
     if (!st) st = create_locked(name, &s, 0, out);
@@ -447,13 +502,14 @@ static int set_locked(struct tidal_part *p, const tidal_smset *s, int from_remot
     if (p->remote && !from_remote)
         return tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: change it with tidalctl set", p->name);
     if (memcmp(&p->mask, s, sizeof *s) == 0) return TIDAL_OK;
-    int grew = 0;
-    for (int w = 0; w < TIDAL_SMSET_WORDS; w++) grew |= (s->bits[w] & ~p->mask.bits[w]) != 0;
+    tidal_smset added;
+    for (int w = 0; w < TIDAL_SMSET_WORDS; w++) added.bits[w] = s->bits[w] & ~p->mask.bits[w];
+    unsigned grew = tidal_smset_count(&added);
     p->mask = *s;
     int st = push_mask(p);
     /* SMs given to p: its running launches have no workers there (those placed there at
      * launch left); start joiners so that they flow in */
-    if (!st && grew && rt.flow_in) rt_inflight_grow(p);
+    if (!st && grew && rt.flow_in) rt_inflight_grow(p, grew);
     return st;
 }
 
@@ -466,7 +522,7 @@ static int set_public(tidal_part *p, const char *text, const tidal_smset *bits, 
         pthread_mutex_unlock(&rt.lock);
         return tidal__fail(TIDAL_ERR_NOT_INIT, "%s before tidal_init", fn);
     }
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     tidal_smset s;
     int st = text ? parse_set(text, &s) : clip_set(bits, 0, &s);
     if (!st) st = set_locked(p, &s, 0);
@@ -511,8 +567,10 @@ int tidal_partition_destroy(tidal_part *p)
         struct tidal_part **pp = &rt.parts;
         while (*pp && *pp != p) pp = &(*pp)->next;
         if (*pp) *pp = p->next;
+        for (unsigned i = 0; i < rt.nbindings; i++)   /* slots of p die with it */
+            if (rt.bindings[i].slot_part == p) rt.bindings[i].slot_part = NULL;
         /* kernels still using p: cuMemFree waits for the device to finish them */
-        CUcontext saved = ctx_enter();
+        rt_call saved = ctx_enter();
         rt.cu->StreamSynchronize(rt.ctl_stream);
         part_free(p);
         ctx_leave(saved);
@@ -548,7 +606,7 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
         pthread_mutex_unlock(&rt.lock);
         return;
     }
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     for (unsigned i = 0; i < n; i++) {
         tidal_smset in, s;
         memcpy(in.bits, parts[i].mask, sizeof in.bits);
@@ -582,11 +640,29 @@ CUstream rt_norm_stream(CUstream s, int ptsz)
     return s;
 }
 
-struct tidal_part *rt_stream_partition(CUstream s)
+rt_stream_binding *rt_stream_get(CUstream s, int create)
 {
     for (unsigned i = 0; i < rt.nbindings; i++)
-        if (rt.bindings[i].stream == s) return rt.bindings[i].part;
-    return rt.default_part;
+        if (rt.bindings[i].stream == s) return &rt.bindings[i];
+    if (!create) return NULL;
+    if (rt.nbindings == rt.cap_bindings) {
+        unsigned cap = rt.cap_bindings ? 2 * rt.cap_bindings : 16;
+        rt_stream_binding *nb = realloc(rt.bindings, cap * sizeof *nb);
+        if (!nb) return NULL;
+        rt.bindings = nb;
+        rt.cap_bindings = cap;
+    }
+    rt_stream_binding *b = &rt.bindings[rt.nbindings++];
+    memset(b, 0, sizeof *b);
+    b->stream = s;
+    for (unsigned i = 0; i < rt.nsm; i++) b->sms.bits[i >> 6] |= 1ull << (i & 63);
+    return b;
+}
+
+struct tidal_part *rt_stream_partition(CUstream s)
+{
+    rt_stream_binding *b = rt_stream_get(s, 0);
+    return b && b->part ? b->part : rt.default_part;
 }
 
 int tidal_stream_bind(void *stream, tidal_part *p)
@@ -594,30 +670,77 @@ int tidal_stream_bind(void *stream, tidal_part *p)
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_stream_bind");
     CUstream s = rt_norm_stream((CUstream)stream, 0);
-    unsigned i = 0;
-    while (i < rt.nbindings && rt.bindings[i].stream != s) i++;
-    if (i < rt.nbindings) {
-        rt.bindings[i].part->bound--;
-        if (p) {
-            rt.bindings[i].part = p;
-            p->bound++;
-        } else {
-            rt.bindings[i] = rt.bindings[--rt.nbindings];
-        }
-    } else if (p) {
-        if (rt.nbindings == rt.cap_bindings) {
-            unsigned cap = rt.cap_bindings ? 2 * rt.cap_bindings : 16;
-            rt_stream_binding *nb = realloc(rt.bindings, cap * sizeof *nb);
-            if (!nb) {
-                pthread_mutex_unlock(&rt.lock);
-                return tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
-            }
-            rt.bindings = nb;
-            rt.cap_bindings = cap;
-        }
-        rt.bindings[rt.nbindings++] = (rt_stream_binding){s, p};
-        p->bound++;
+    rt_stream_binding *b = rt_stream_get(s, p != NULL);
+    int st = TIDAL_OK;
+    if (p && !b) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
+    else if (b) {
+        if (b->part) b->part->bound--;
+        b->part = p;
+        if (p) p->bound++;
     }
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+static int all_sms(const tidal_smset *s)
+{
+    return tidal_smset_count(s) == rt.nsm;
+}
+
+int tidal_partition_stream(tidal_part *p, int priority, void **stream)
+{
+    if (!p || !stream) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_stream: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_stream");
+    rt_call saved = ctx_enter();
+    const rt_green *g = all_sms(&p->mask) ? NULL : rt_green_for(&p->mask, 1);
+    CUstream s = NULL;
+    CUresult r;
+    if (g) r = rt.cu->GreenCtxStreamCreate(&s, g->g, CU_STREAM_NON_BLOCKING, priority);
+    else if (rt.cu->StreamCreateWithPriority) r = rt.cu->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, priority);
+    else r = rt.cu->StreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    int st = TIDAL_OK;
+    if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, g ? "cuGreenCtxStreamCreate" : "cuStreamCreateWithPriority");
+    rt_stream_binding *b = st ? NULL : rt_stream_get(s, 1);
+    if (!st && !b) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
+    if (!st) {
+        b->part = p;
+        p->bound++;
+        b->green = g != NULL;
+        if (g) b->sms = g->set;
+        *stream = s;
+        char text[128];
+        tidal_smset_format(&b->sms, text, sizeof text);
+        tidal__log("partition \"%s\": stream %p on SMs %s%s", p->name, (void *)s, text,
+                   g ? " (green context)" : (all_sms(&p->mask) ? "" : " (not placed: masked by clones only)"));
+    } else if (s) {
+        rt.cu->StreamDestroy(s);
+    }
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return st;
+}
+
+int tidal_partition_placed(tidal_part *p)
+{
+    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_placed: NULL");
+    pthread_mutex_lock(&rt.lock);
+    NEED_INIT("tidal_partition_placed");
+    rt_call saved = ctx_enter();
+    int placed = all_sms(&p->mask) || rt_green_is_union(&p->mask);
+    ctx_leave(saved);
+    pthread_mutex_unlock(&rt.lock);
+    return placed;
+}
+
+int tidal_partition_set_placement(tidal_part *p, int mode, unsigned short_us)
+{
+    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_placement: NULL");
+    if (mode < TIDAL_PLACE_HYBRID || mode > TIDAL_PLACE_ORIGINAL)
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_placement: mode %d (want TIDAL_PLACE_*)", mode);
+    pthread_mutex_lock(&rt.lock);
+    p->place_mode = mode;
+    if (short_us) p->short_us = short_us;
     pthread_mutex_unlock(&rt.lock);
     return TIDAL_OK;
 }
@@ -693,7 +816,7 @@ int tidal_module_attach(void *module, tidal_part *p)
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_module_attach");
     int st = TIDAL_OK;
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     rt_module *m = rt_module_get((CUmodule)module);
     if (!m) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
     else if (!m->rewritten) st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no %s", TIDAL_MARKER_SYMBOL);
@@ -728,11 +851,12 @@ int tidal_stats_get(tidal_part *p, tidal_stats *out)
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_stats_get");
     out->launches_rewritten = atomic_load(&rt.n_rewritten);
+    out->launches_original = atomic_load(&rt.n_original);
     out->launches_unknown = atomic_load(&rt.n_unknown);
     out->launches_refused = atomic_load(&rt.n_refused);
     out->launches_unmasked = atomic_load(&rt.n_unmasked);
     out->joins = atomic_load(&rt.n_joins);
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     int st = p ? read_part_stats(p, out) : TIDAL_OK;
     ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
@@ -744,12 +868,13 @@ int tidal_stats_reset(tidal_part *p)
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_stats_reset");
     atomic_store(&rt.n_rewritten, 0);
+    atomic_store(&rt.n_original, 0);
     atomic_store(&rt.n_unknown, 0);
     atomic_store(&rt.n_refused, 0);
     atomic_store(&rt.n_unmasked, 0);
     atomic_store(&rt.n_joins, 0);
     int st = TIDAL_OK;
-    CUcontext saved = ctx_enter();
+    rt_call saved = ctx_enter();
     if (p) {
         CUresult r = rt.cu->MemsetD8Async(p->dev + TIDAL_PARTITION_OFF_VIOLATIONS, 0, 8, rt.ctl_stream);
         if (r == CUDA_SUCCESS && p->sm_blocks)
@@ -766,7 +891,7 @@ void tidal__foreach_stats(tidal_stats_fn fn, void *arg)
 {
     pthread_mutex_lock(&rt.lock);
     if (rt.initialized) {
-        CUcontext saved = ctx_enter();
+        rt_call saved = ctx_enter();
         for (struct tidal_part *p = rt.parts; p; p = p->next) {
             tidal_stats s;
             memset(&s, 0, sizeof s);

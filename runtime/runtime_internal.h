@@ -39,8 +39,9 @@ typedef struct tidal_launch_req {
 CUresult tidal__launch(const tidal_launch_req *req);
 /* As tidal__launch, but when libtidal would launch the kernel unchanged it launches nothing,
  * sets *handled = 0 and returns CUDA_SUCCESS (the CUDA-runtime wrappers then call the
- * runtime's own launch so its error state stays right). */
-CUresult tidal__launch_or_decline(const tidal_launch_req *req, int *handled);
+ * runtime's own launch so its error state stays right). Exported from libtidal.so: the
+ * wrappers (libtidal_cudart.a) live in the program. */
+__attribute__((visibility("default"))) CUresult tidal__launch_or_decline(const tidal_launch_req *req, int *handled);
 
 /* Lazy init for interposers: 0 when libtidal is usable. */
 int tidal__ensure_init(void);

@@ -25,6 +25,12 @@
 extern "C" {
 #endif
 
+/* libtidal.so and libtidal-preload.so export exactly what this header declares (and the
+ * interposed CUDA entry points); everything else is built hidden. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define TIDAL_VERSION_MAJOR 0
 #define TIDAL_VERSION_MINOR 1
 
@@ -94,6 +100,29 @@ int tidal_partition_destroy(tidal_part *p);
 int tidal_stream_bind(void *stream, tidal_part *p);
 int tidal_set_default_partition(tidal_part *p);
 
+/* A new non-blocking stream (CUstream) of partition p, with the given priority (CUDA's:
+ * lower is higher). It lives in a green context of p's SMs when p's set is a union of SM
+ * groups (tidal_partition_placed says so), else in the process's context with the
+ * persistent clones doing all the masking. A stream stays in the green context it was
+ * made in: after p's set changes, its rewritten kernels still follow the live mask (as
+ * clones), and tidal_partition_stream gives streams of the new set. The stream belongs to
+ * the caller (cuStreamDestroy) and is bound to p (tidal_stream_bind(s, NULL) unbinds). */
+int tidal_partition_stream(tidal_part *p, int priority, void **stream);
+/* 1 when p's current set is exactly a union of green-context SM groups (its streams
+ * place every kernel), 0 otherwise; negative status on error. */
+int tidal_partition_placed(tidal_part *p);
+
+/* How rewritten kernels launched on p's streams run. */
+enum {
+    TIDAL_PLACE_HYBRID = 0,     /* default: original if its measured duration is below the
+                                   threshold, persistent clone otherwise (and until measured) */
+    TIDAL_PLACE_PERSISTENT = 1, /* always the clone: every kernel leaves SMs within one chunk */
+    TIDAL_PLACE_ORIGINAL = 2,   /* always the original on the stream's SMs (no live masking) */
+};
+/* short_us: the threshold in microseconds (0: keep the current one; default
+ * TIDAL_SHORT_US, else 20). */
+int tidal_partition_set_placement(tidal_part *p, int mode, unsigned short_us);
+
 /* Attach a loaded module (CUmodule): load all of its functions now (a lazily loaded module
  * makes its first launch wait for kernels already running) and point its __tidal_ctl at
  * partition p (or the default partition when p is NULL): launches that bypass libtidal
@@ -110,6 +139,8 @@ int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 
 typedef struct tidal_stats {
     uint64_t launches_rewritten;   /* launched as reshaped clones (case c) */
+    uint64_t launches_original;    /* rewritten kernels launched as the original on a placed
+                                      stream (short kernels, TIDAL_PLACE_HYBRID/ORIGINAL) */
     uint64_t launches_unknown;     /* kernels without the rewrite, run untouched */
     uint64_t launches_refused;     /* kernels of a rewritten module that the pass refused */
     uint64_t launches_unmasked;    /* rewritten kernels launched with no partition */
@@ -123,6 +154,10 @@ typedef struct tidal_stats {
  * they include kernels still running). */
 int tidal_stats_get(tidal_part *p, tidal_stats *out);
 int tidal_stats_reset(tidal_part *p);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -27,7 +27,7 @@ build=1
 if (( build )); then
   OUT=$OUTDIR/build "$root/test/gpu/runtime/run.sh" --build-only >/dev/null 2>&1 ||
     { echo "launch_cost: building failed (see $OUTDIR/build/gpu-runtime.log)"; exit 1; }
-  "$CUDA_HOME/bin/nvcc" -std=c++17 -arch=sm_90a -O2 -I"$root/runtime" "$root/test/gpu/runtime/rt_app.cu" \
+  "$CUDA_HOME/bin/nvcc" -std=c++17 -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" "$root/test/gpu/runtime/rt_app.cu" \
     "$B/obj/rt_smset.o" -o "$B/rt_app_nvcc" || { echo "launch_cost: nvcc build failed"; exit 1; }
 fi
 PRE=$B/lib/libtidal-preload.so

@@ -8,7 +8,7 @@ B=${BENCH_BUILD:-/tmp/tidal-bench}; mkdir -p "$B"
 R=${OUT:-bench/results}; mkdir -p "$R"
 opt=${TIDAL_OPT:-}
 if [[ -z $opt ]]; then
-  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
+  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime -Iabi passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
     -o "$B/tidal-opt" -ldl
   opt=$B/tidal-opt
 fi

@@ -71,9 +71,8 @@ typedef struct irb {
     LLVMModuleRef m;
     LLVMBuilderRef b;
     LLVMValueRef f;
-    LLVMTypeRef i1, i8, i32, i64, vd, p0, p1, p3, p4;
-    unsigned dev; /* syncscope("device") */
-    LLVMValueRef ctl_gv, sh_gv;
+    LLVMTypeRef i1, i8, i32, i64, vd, p0;
+    LLVMValueRef ctl_gv, sh_gv; /* @__tidal_ctl, @__tidal_sh */
 } irb;
 
 typedef struct body {

@@ -1,9 +1,19 @@
-/* llvm_protocol.c — the IR builder helpers and tl_build(), which writes the tidal
- * protocol (runtime/tidal_abi.h, passes/tidal_code.c) around a kernel body at
- * IR level. */
+/* llvm_protocol.c — tl_build(): the skeleton of passes/tidal_code.c around a kernel
+ * body at IR level, with the protocol's device code called as the inline-asm form of
+ * the snippets of passes/tidal_protocol.c (tidal_snippet_asm). The skeleton is the
+ * PTX pass's, in the same order: the entry's launch values (tidal_values_*), the
+ * leader test, the static fast path (every thread takes its own chunk, the leader
+ * STARTs it, straight to the logical blocks), else ENTER or CLAIM by the leader, the
+ * publish of b0 through __tidal_sh and the one barrier per chunk
+ * (tidal_prologue_common), the logical-block loop (tidal_*_reload,
+ * tidal_epilogue_head), LEAVE and the exits (tidal_epilogue_tail).
+ * Slots, the claim and guard words and the SM mask appear only in the snippets.
+ * Also: the IR builder helpers and the barrier funnel's preparation. */
 #include "llvm_internal.h"
 #include "tidal_abi.h"
+#include "tidal_protocol.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +27,7 @@ static void at(irb *x, LLVMBasicBlockRef b) { LLVMPositionBuilderAtEnd(x->b, b);
 
 static LLVMValueRef intr(irb *x, const char *name, LLVMValueRef *args, unsigned nargs) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    if (!id) {
-        fprintf(stderr, "tidal-opt: internal error: no intrinsic %s in this LLVM\n", name);
-        exit(70);
-    }
+    if (!id) ptx_ice("no intrinsic %s in this LLVM", name);
     LLVMValueRef decl = LLVMGetIntrinsicDeclaration(x->m, id, NULL, 0);
     LLVMTypeRef fty = LLVMIntrinsicGetType(x->c, id, NULL, 0);
     return LLVMBuildCall2(x->b, fty, decl, args, nargs, "");
@@ -38,31 +45,10 @@ static void barrier(irb *x, unsigned id) {
     intr(x, "llvm.nvvm.barrier.cta.sync.all", &a, 1);
 }
 
-/* ptr addrspace(1) to ctl-or-slot + off */
-static LLVMValueRef gptr(irb *x, LLVMValueRef addr64, unsigned long long off) {
-    LLVMValueRef a = off ? LLVMBuildAdd(x->b, addr64, tl_c64(x, off), "") : addr64;
-    return LLVMBuildIntToPtr(x->b, a, x->p1, "");
-}
-
-static LLVMValueRef ld(irb *x, LLVMTypeRef t, LLVMValueRef p, bool relaxed, const char *name) {
+static LLVMValueRef load(irb *x, LLVMTypeRef t, LLVMValueRef p, const char *name) {
     LLVMValueRef l = LLVMBuildLoad2(x->b, t, p, name);
-    LLVMSetAlignment(l, t == x->i64 ? 8 : 4);
-    if (relaxed) {
-        LLVMSetOrdering(l, LLVMAtomicOrderingMonotonic);
-        LLVMSetAtomicSyncScopeID(l, x->dev);
-    }
+    LLVMSetAlignment(l, t == x->i64 ? 8 : t == x->i32 ? 4 : 1);
     return l;
-}
-
-static void st_relaxed(irb *x, LLVMValueRef v, LLVMValueRef p) {
-    LLVMValueRef s = LLVMBuildStore(x->b, v, p);
-    LLVMSetAlignment(s, LLVMTypeOf(v) == x->i64 ? 8 : 4);
-    LLVMSetOrdering(s, LLVMAtomicOrderingMonotonic);
-    LLVMSetAtomicSyncScopeID(s, x->dev);
-}
-
-static LLVMValueRef rmw_add(irb *x, LLVMValueRef p, LLVMValueRef v, LLVMAtomicOrdering o) {
-    return LLVMBuildAtomicRMWSyncScope(x->b, LLVMAtomicRMWBinOpAdd, p, v, o, x->dev);
 }
 
 static LLVMValueRef icmp(irb *x, LLVMIntPredicate p, LLVMValueRef a, LLVMValueRef b) {
@@ -78,7 +64,8 @@ static LLVMValueRef umax(irb *x, LLVMValueRef a, LLVMValueRef b) {
 
 static LLVMValueRef zext64(irb *x, LLVMValueRef v) { return LLVMBuildZExt(x->b, v, x->i64, ""); }
 
-/* (u64)a * b * c, instructions in source order */
+/* (u64)a * b * c, instructions in source order: the grid's size before it is known to
+ * fit 32 bits */
 static LLVMValueRef wide_product(irb *x, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
     LLVMValueRef za = zext64(x, a);
     LLVMValueRef zb = zext64(x, b);
@@ -87,20 +74,10 @@ static LLVMValueRef wide_product(irb *x, LLVMValueRef a, LLVMValueRef b, LLVMVal
     return LLVMBuildMul(x->b, p, zc, "");
 }
 
-/* Bit %smid of the partition's mask, as i32 0/1 (MASK_TEST in tidal_code.c). */
-static LLVMValueRef mask_test(irb *x, LLVMValueRef ctl, LLVMValueRef sm) {
-    LLVMValueRef w = LLVMBuildLShr(x->b, sm, tl_c32(x, 6), "");
-    LLVMValueRef a = LLVMBuildAdd(x->b, ctl, LLVMBuildMul(x->b, zext64(x, w), tl_c64(x, 8), ""), "");
-    LLVMValueRef word = ld(x, x->i64, LLVMBuildIntToPtr(x->b, a, x->p1, ""), true, "tdl.mask");
-    LLVMValueRef sh = zext64(x, LLVMBuildAnd(x->b, sm, tl_c32(x, 63), ""));
-    LLVMValueRef bit = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, word, sh, ""), x->i32, "");
-    return LLVMBuildAnd(x->b, bit, tl_c32(x, 1), "tdl.allowed");
-}
-
-static LLVMValueRef shared_slot(irb *x, LLVMValueRef odd) {
-    LLVMValueRef i0 = tl_c32(x, 0), i1 = tl_c32(x, 1);
-    LLVMValueRef idx = LLVMBuildSelect(x->b, odd, i1, i0, "");
-    return LLVMBuildGEP2(x->b, x->i32, x->sh_gv, &idx, 1, "");
+/* A field of the clone's tidal_launch parameter (byval: loads become ld.param). */
+static LLVMValueRef launch_field(irb *x, LLVMValueRef launch, unsigned off, LLVMTypeRef t, const char *name) {
+    LLVMValueRef o = tl_c64(x, off);
+    return load(x, t, off ? LLVMBuildGEP2(x->b, x->i8, launch, &o, 1, "") : launch, name);
 }
 
 /* Moves instruction i, keeping its name, to the builder's position. */
@@ -215,24 +192,217 @@ body tl_body_of(LLVMValueRef f) {
     return bd;
 }
 
-/* Block `wait`: acquire-load the slot's joiner count; 0 → `out`, else nanosleep(500)
- * in `sleep` and back to `wait`. */
-static void wait_no_joiners(irb *x, LLVMValueRef slot, LLVMBasicBlockRef wait, LLVMBasicBlockRef sleep,
-                            LLVMBasicBlockRef out) {
-    at(x, wait);
-    LLVMValueRef n = LLVMBuildLoad2(x->b, x->i32, gptr(x, slot, TIDAL_SLOT_OFF_JOINERS), "");
-    LLVMSetAlignment(n, 4);
-    LLVMSetOrdering(n, LLVMAtomicOrderingAcquire);
-    LLVMSetAtomicSyncScopeID(n, x->dev);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, n, tl_c32(x, 0)), out, sleep);
-    at(x, sleep);
-    LLVMValueRef ns = tl_c32(x, 500);
-    intr(x, "llvm.nvvm.nanosleep", &ns, 1);
-    LLVMBuildBr(x->b, wait);
+/* ------------------------------------------------------------ launch values */
+
+/* The launch values of tidal_code.c, named as its %tdl_<name> registers and as the
+ * snippets' operands. The same struct holds, per field, the alloca that carries the
+ * value from the last derivation to the barrier and to LEAVE (mem2reg makes them SSA). */
+typedef struct launch_values {
+    LLVMValueRef ctl, key, hist, sh;                                  /* i64 */
+    LLVMValueRef total, chunk, flags, base, phys, pid, epoch, slotix; /* i32 */
+} launch_values;
+
+static const struct {
+    const char *name;
+    size_t off;
+    bool wide;
+} lv_fields[] = {
+    {"ctl", offsetof(launch_values, ctl), true},       {"key", offsetof(launch_values, key), true},
+    {"hist", offsetof(launch_values, hist), true},     {"sh", offsetof(launch_values, sh), true},
+    {"total", offsetof(launch_values, total), false},
+    {"chunk", offsetof(launch_values, chunk), false},  {"flags", offsetof(launch_values, flags), false},
+    {"base", offsetof(launch_values, base), false},    {"phys", offsetof(launch_values, phys), false},
+    {"pid", offsetof(launch_values, pid), false},      {"epoch", offsetof(launch_values, epoch), false},
+    {"slotix", offsetof(launch_values, slotix), false},
+};
+#define NFIELDS (sizeof lv_fields / sizeof lv_fields[0])
+
+static LLVMValueRef *lv_at(launch_values *v, unsigned k) { return (LLVMValueRef *)((char *)v + lv_fields[k].off); }
+
+static unsigned lv_find(const char *name, const char *snippet) {
+    for (unsigned k = 0; k < NFIELDS; k++)
+        if (!strcmp(lv_fields[k].name, name)) return k;
+    ptx_ice("snippet %s: operand '%s' is not a launch value of the IR skeleton", snippet, name);
 }
 
-/* Builds the protocol around the body of x->f. direct: the case-a copy's entry
- * (K) or NULL (the reshaped clone, whose last parameter is the tidal_launch). */
+/* %gridid is 64-bit; LLVM 22's llvm.nvvm.read.ptx.sreg.gridid returns i32. */
+static LLVMValueRef gridid(irb *x, const char *name) {
+    static const char text[] = "mov.u64 $0, %gridid;";
+    LLVMTypeRef t = LLVMFunctionType(x->i64, NULL, 0, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(t, text, sizeof text - 1, "=l", 2, 0, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(x->b, t, a, NULL, 0, name);
+}
+
+static LLVMValueRef load_ctl(irb *x, const char *name) { return load(x, x->i64, x->ctl_gv, name); }
+
+/* The original entry's flags: probe mode, histogram and exec counts (tidal_code.c). */
+#define ORIGINAL_FLAGS (TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC)
+
+/* "<pre><what>": the names of one derivation's values */
+static const char *vname(char buf[64], const char *pre, const char *what) {
+    snprintf(buf, 64, "%s%s", pre, what);
+    return buf;
+}
+
+/* tidal_values_original_grid (launch NULL) / tidal_values_reshaped_grid, at the
+ * builder's position, in their order; values named pre + the operand's name. */
+static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, const char *pre) {
+    char n[64];
+    if (!launch) {
+        v->ctl = load_ctl(x, vname(n, pre, "ctl"));
+        LLVMValueRef nx = sreg(x, "nctaid.x");
+        LLVMValueRef ny = sreg(x, "nctaid.y");
+        LLVMValueRef nz = sreg(x, "nctaid.z");
+        v->total = LLVMBuildMul(x->b, LLVMBuildMul(x->b, nx, ny, ""), nz, vname(n, pre, "total"));
+        v->phys = v->total;
+        LLVMValueRef c = LLVMBuildLShr(x->b, v->total, tl_c32(x, 11), "");
+        v->chunk = umax(x, umin(x, c, tl_c32(x, 32)), tl_c32(x, 1));
+        v->flags = tl_c32(x, ORIGINAL_FLAGS);
+        v->base = v->epoch = v->slotix = tl_c32(x, 0);
+        v->key = gridid(x, vname(n, pre, "key"));
+        v->hist = tl_c64(x, 0);
+    } else {
+        LLVMValueRef part = launch_field(x, launch, TIDAL_LAUNCH_OFF_PARTITION, x->i64, vname(n, pre, "part"));
+        LLVMValueRef g = load_ctl(x, "");
+        v->ctl = LLVMBuildSelect(x->b, icmp(x, LLVMIntEQ, part, tl_c64(x, 0)), g, part, vname(n, pre, "ctl"));
+        LLVMValueRef nx = launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID, x->i32, "");
+        LLVMValueRef ny = launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID + 4, x->i32, "");
+        LLVMValueRef nz = launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID_Z, x->i32, "");
+        LLVMValueRef c = launch_field(x, launch, TIDAL_LAUNCH_OFF_CHUNK, x->i32, vname(n, pre, "chunk.param"));
+        v->slotix = launch_field(x, launch, TIDAL_LAUNCH_OFF_SLOT, x->i32, vname(n, pre, "slotix"));
+        v->epoch = launch_field(x, launch, TIDAL_LAUNCH_OFF_EPOCH, x->i32, vname(n, pre, "epoch"));
+        v->flags = launch_field(x, launch, TIDAL_LAUNCH_OFF_FLAGS, x->i32, vname(n, pre, "flags"));
+        v->base = launch_field(x, launch, TIDAL_LAUNCH_OFF_BASE, x->i32, vname(n, pre, "base"));
+        LLVMValueRef k = launch_field(x, launch, TIDAL_LAUNCH_OFF_KEY, x->i64, vname(n, pre, "key.param"));
+        /* the slot tag: tidal_launch.key's high bits | %gridid */
+        LLVMValueRef gid = gridid(x, vname(n, pre, "gridid"));
+        v->key = LLVMBuildOr(x->b, k, gid, vname(n, pre, "key"));
+        v->hist = launch_field(x, launch, TIDAL_LAUNCH_OFF_SM_BLOCKS, x->i64, vname(n, pre, "hist"));
+        v->total = LLVMBuildMul(x->b, LLVMBuildMul(x->b, nx, ny, ""), nz, vname(n, pre, "total"));
+        v->chunk = umin(x, umax(x, c, tl_c32(x, 1)), tl_c32(x, TIDAL_MAX_CHUNK));
+        LLVMValueRef px = sreg(x, "nctaid.x");
+        LLVMValueRef py = sreg(x, "nctaid.y");
+        LLVMValueRef pxy = LLVMBuildMul(x->b, px, py, "");
+        LLVMValueRef pz = sreg(x, "nctaid.z");
+        v->phys = LLVMBuildMul(x->b, pxy, pz, vname(n, pre, "phys"));
+    }
+    vname(n, pre, "chunk");
+    LLVMSetValueName2(v->chunk, n, strlen(n));
+    /* the physical block's linear id; these sreg reads come after the body's were
+     * collected, so they stay physical */
+    LLVMValueRef kz = sreg(x, "ctaid.z");
+    LLVMValueRef gy = sreg(x, "nctaid.y");
+    LLVMValueRef ky = sreg(x, "ctaid.y");
+    LLVMValueRef pid = LLVMBuildAdd(x->b, LLVMBuildMul(x->b, kz, gy, ""), ky, "");
+    LLVMValueRef gx = sreg(x, "nctaid.x");
+    LLVMValueRef kx = sreg(x, "ctaid.x");
+    v->pid = LLVMBuildAdd(x->b, LLVMBuildMul(x->b, pid, gx, ""), kx, vname(n, pre, "pid"));
+    v->sh = LLVMBuildPtrToInt(x->b, x->sh_gv, x->i64, ""); /* a constant */
+}
+
+/* tidal_original_reload / tidal_reshaped_reload: the logical grid, re-read at each
+ * logical block rather than kept live across the body. */
+static void logical_grid(irb *x, LLVMValueRef launch, LLVMValueRef n[3], LLVMValueRef *total) {
+    static const char *const names[3] = {"tdl.nctaid.x", "tdl.nctaid.y", "tdl.nctaid.z"};
+    for (int k = 0; k < 3; k++) {
+        if (launch) {
+            n[k] = launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID + 4 * (unsigned)k, x->i32, names[k]);
+        } else {
+            n[k] = sreg(x, names[k] + 4);
+            LLVMSetValueName2(n[k], names[k], strlen(names[k]));
+        }
+    }
+    *total = LLVMBuildMul(x->b, LLVMBuildMul(x->b, n[0], n[1], ""), n[2], "");
+}
+_Static_assert(TIDAL_LAUNCH_OFF_GRID_Z == TIDAL_LAUNCH_OFF_GRID + 8, "tidal_launch.grid[3]");
+
+static void keep(irb *x, launch_values *v, launch_values *slots) {
+    for (unsigned k = 0; k < NFIELDS; k++) LLVMBuildStore(x->b, *lv_at(v, k), *lv_at(slots, k));
+}
+
+static LLVMValueRef restore(irb *x, launch_values *slots, const char *name) {
+    unsigned k = lv_find(name, "(skeleton)");
+    return load(x, lv_fields[k].wide ? x->i64 : x->i32, *lv_at(slots, k), "");
+}
+
+/* ------------------------------------------------------------ the snippets */
+
+/* A snippet of passes/tidal_protocol.c as an inline-asm call (tidal_snippet_asm: b0
+ * early-clobber, the memory clobber), its inputs taken by name from v, an input b0
+ * (START: the chunk every thread computed) from b0in; returns b0 when it is the
+ * snippet's output, the one output a snippet may have (NULL when it has none). It
+ * must stay where the skeleton puts it: once, on the leader's path (between two
+ * barriers, or for START before the first chunk). Side effects and the memory clobber
+ * keep it on its side of the barrier call (which touches memory too) and keep it from
+ * being deleted or merged; convergent keeps passes from making it depend on more
+ * branches (sinking, and the backend's tail duplication, which checks the flag on the
+ * asm); noduplicate keeps IR passes (jump threading, unrolling) from copying it into
+ * several paths. */
+static LLVMValueRef snippet(irb *x, const tidal_snippet *s, launch_values *v, LLVMValueRef b0in, const char *name) {
+    enum { MAXOPS = 16 };
+    LLVMValueRef args[MAXOPS];
+    LLVMTypeRef types[MAXOPS];
+    unsigned nin = 0;
+    bool b0 = false;
+    for (unsigned i = 0; i < s->nops; i++) {
+        const tidal_operand *op = &s->ops[i];
+        if (op->out) {
+            if (strcmp(op->name, "b0") || op->type != TIDAL_OP_U32 || b0)
+                ptx_ice("snippet %s: output '%s': the IR skeleton takes one output, b0 (u32)", s->name, op->name);
+            b0 = true;
+            continue;
+        }
+        if (nin == MAXOPS) ptx_ice("snippet %s: more than %d operands", s->name, MAXOPS);
+        LLVMValueRef val;
+        if (!strcmp(op->name, "b0")) {
+            if (!b0in || op->type != TIDAL_OP_U32)
+                ptx_ice("snippet %s: input b0 (u32) where the IR skeleton has no chunk for it", s->name);
+            val = b0in;
+        } else {
+            unsigned k = lv_find(op->name, s->name);
+            val = *lv_at(v, k);
+            if (!val || lv_fields[k].wide != (op->type == TIDAL_OP_U64))
+                ptx_ice("snippet %s: operand '%s' missing or of the wrong width", s->name, op->name);
+        }
+        args[nin] = val;
+        types[nin++] = LLVMTypeOf(val);
+    }
+    char *cons = NULL;
+    char *text = tidal_snippet_asm(s, &cons);
+    LLVMTypeRef fty = LLVMFunctionType(b0 ? x->i32 : x->vd, types, nin, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(x->b, fty, a, args, nin, b0 ? name : "");
+    static const char *const attrs[] = {"convergent", "noduplicate", "nounwind"};
+    for (unsigned i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        if (!kind) ptx_ice("no attribute %s in this LLVM", attrs[i]);
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(x->c, kind, 0));
+    }
+    free(text);
+    free(cons);
+    return b0 ? call : NULL;
+}
+
+/* A snippet whose operands are the values of the last derivation, from their allocas
+ * (LEAVE: tidal_epilogue_tail, no body ran since). */
+static LLVMValueRef snippet_restored(irb *x, const tidal_snippet *s, launch_values *slots, const char *name) {
+    launch_values v = {0};
+    for (unsigned i = 0; i < s->nops; i++)
+        if (!s->ops[i].out && strcmp(s->ops[i].name, "b0"))
+            *lv_at(&v, lv_find(s->ops[i].name, s->name)) = restore(x, slots, s->ops[i].name);
+    return snippet(x, s, &v, NULL, name);
+}
+
+/* b0's word of __tidal_sh for this round (double-buffered by parity). */
+static LLVMValueRef sh_b0(irb *x, LLVMValueRef odd) {
+    LLVMValueRef off = LLVMBuildSelect(x->b, odd, tl_c64(x, TIDAL_SH_OFF_B0_ODD), tl_c64(x, TIDAL_SH_OFF_B0_EVEN), "");
+    return LLVMBuildGEP2(x->b, x->i8, x->sh_gv, &off, 1, "tdl.sh.b0");
+}
+
+/* ------------------------------------------------------------ the skeleton */
+
+/* Builds the skeleton around the body of x->f. direct: the case-a copy's entry (K) or
+ * NULL (the reshaped clone, whose last parameter is the tidal_launch). */
 void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     LLVMValueRef launch = direct ? NULL : LLVMGetLastParam(x->f);
     LLVMBasicBlockRef entry = LLVMInsertBasicBlockInContext(x->c, bd->blocks[0], "tdl.entry");
@@ -280,323 +450,148 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
             if (LLVMIsAReturnInst(i)) rets[nret++] = i;
         }
 
-    /* protocol state (mem2reg makes it SSA) */
+    /* skeleton state (mem2reg makes it SSA): the parity of __tidal_sh's b0 word, the
+     * chunk's bounds, and the launch values as last derived */
     at(x, entry);
     LLVMValueRef a_odd = LLVMBuildAlloca(x->b, x->i1, "tdl.odd.a");
-    LLVMValueRef a_state = LLVMBuildAlloca(x->b, x->i32, "tdl.state.a");
-    LLVMValueRef a_b0 = LLVMBuildAlloca(x->b, x->i32, "tdl.b0.a");
+    LLVMValueRef a_fast = LLVMBuildAlloca(x->b, x->i1, "tdl.fast.a");
     LLVMValueRef a_b1 = LLVMBuildAlloca(x->b, x->i32, "tdl.b1.a");
     LLVMValueRef a_lin = LLVMBuildAlloca(x->b, x->i32, "tdl.lin.a");
-    LLVMValueRef a_slot = LLVMBuildAlloca(x->b, x->i64, "tdl.slot.a");
-    LLVMValueRef a_jc = LLVMBuildAlloca(x->b, x->i1, "tdl.jc.a"); /* counted in as a joiner */
-    LLVMBuildStore(x->b, tl_c64(x, 0), a_slot);
-    LLVMBuildStore(x->b, LLVMConstInt(x->i1, 0, 0), a_jc);
-    /* %gridid is 64-bit; LLVM 22's llvm.nvvm.read.ptx.sreg.gridid returns i32 */
-    LLVMTypeRef gty = LLVMFunctionType(x->i64, NULL, 0, 0);
-    LLVMValueRef gasm = LLVMGetInlineAsm(gty, "mov.u64 $0, %gridid;", 20, "=l", 2, 0, 0, LLVMInlineAsmDialectATT, 0);
-
-    LLVMBasicBlockRef common = blk(x, "tdl.common");
-    LLVMValueRef ctl, nx, ny, nz, total, phys, chunk, key, jn;
-    if (direct) {
-        /* control block and logical grid (original launch) */
-        ctl = LLVMBuildLoad2(x->b, x->i64, x->ctl_gv, "tdl.ctl");
-        LLVMSetAlignment(ctl, 8);
-        key = LLVMBuildCall2(x->b, gty, gasm, NULL, 0, "tdl.key");
-        jn = LLVMConstInt(x->i1, 0, 0);
-        nx = sreg(x, "nctaid.x");
-        ny = sreg(x, "nctaid.y");
-        nz = sreg(x, "nctaid.z");
-        LLVMBasicBlockRef chk = blk(x, "tdl.grid"), setup = blk(x, "tdl.setup");
-        LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ctl, tl_c64(x, 0)), direct, chk);
-        at(x, chk);
-        LLVMValueRef a0 = wide_product(x, nx, ny, nz);
-        LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGT, a0, tl_c64(x, 2147483647)), direct, setup);
-        at(x, setup);
-        total = LLVMBuildTrunc(x->b, a0, x->i32, "tdl.total");
-        phys = total;
-        chunk = LLVMBuildLShr(x->b, total, tl_c32(x, 11), "");
-        chunk = umax(x, umin(x, chunk, tl_c32(x, 32)), tl_c32(x, 1));
-        LLVMBuildBr(x->b, common);
-    } else {
-        /* control block and logical grid (reshaped launch) */
-        LLVMValueRef c0 = ld(x, x->i64, launch, false, "tdl.part");
-        LLVMValueRef g = LLVMBuildLoad2(x->b, x->i64, x->ctl_gv, "");
-        LLVMSetAlignment(g, 8);
-        ctl = LLVMBuildSelect(x->b, icmp(x, LLVMIntEQ, c0, tl_c64(x, 0)), g, c0, "tdl.ctl");
-        LLVMBasicBlockRef trap = blk(x, "tdl.trap"), ok = blk(x, "tdl.grid"), setup = blk(x, "tdl.setup");
-        LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ctl, tl_c64(x, 0)), trap, ok);
-        at(x, trap);
-        intr(x, "llvm.trap", NULL, 0);
-        LLVMBuildUnreachable(x->b);
-        at(x, ok);
-        LLVMValueRef f[4];
-        for (int k = 0; k < 4; k++) {
-            LLVMValueRef off = tl_c64(x, 8 + 4 * (unsigned)k);
-            f[k] = ld(x, x->i32, LLVMBuildGEP2(x->b, x->i8, launch, &off, 1, ""), false, "");
-        }
-        nx = f[0], ny = f[1], nz = f[2];
-        LLVMValueRef a0 = wide_product(x, nx, ny, nz);
-        LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGT, a0, tl_c64(x, 2147483647)), trap, setup);
-        at(x, setup);
-        total = LLVMBuildTrunc(x->b, a0, x->i32, "tdl.total");
-        chunk = umax(x, f[3], tl_c32(x, 1));
-        /* slot key: the runtime's, or this launch's %gridid; joining launches */
-        LLVMValueRef koff = tl_c64(x, 24), foff = tl_c64(x, 32);
-        LLVMValueRef k0 = ld(x, x->i64, LLVMBuildGEP2(x->b, x->i8, launch, &koff, 1, ""), false, "tdl.key.param");
-        LLVMValueRef g0 = LLVMBuildCall2(x->b, gty, gasm, NULL, 0, "tdl.gridid");
-        key = LLVMBuildSelect(x->b, icmp(x, LLVMIntEQ, k0, tl_c64(x, 0)), g0, k0, "tdl.key");
-        LLVMValueRef fl = ld(x, x->i32, LLVMBuildGEP2(x->b, x->i8, launch, &foff, 1, ""), false, "tdl.flags");
-        jn = icmp(x, LLVMIntNE, LLVMBuildAnd(x->b, fl, tl_c32(x, TIDAL_LAUNCH_JOIN), ""), tl_c32(x, 0));
-        LLVMSetValueName2(jn, "tdl.join", 8);
-        LLVMValueRef px = sreg(x, "nctaid.x");
-        LLVMValueRef py = sreg(x, "nctaid.y");
-        LLVMValueRef pxy = LLVMBuildMul(x->b, px, py, "");
-        LLVMValueRef pz = sreg(x, "nctaid.z");
-        phys = LLVMBuildMul(x->b, pxy, pz, "tdl.phys");
-        LLVMBuildBr(x->b, common);
+    launch_values slots;
+    for (unsigned k = 0; k < NFIELDS; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "tdl.%s.a", lv_fields[k].name);
+        *lv_at(&slots, k) = LLVMBuildAlloca(x->b, lv_fields[k].wide ? x->i64 : x->i32, name);
     }
 
-    /* find this launch's slot, gate on the SM mask */
-    LLVMBasicBlockRef lead = blk(x, "tdl.lead"), probe = blk(x, "tdl.probe"), probe2 = blk(x, "tdl.probe.busy"),
-                      cas = blk(x, "tdl.probe.cas"), pnext = blk(x, "tdl.probe.next"), sleep = blk(x, "tdl.sleep"),
-                      found = blk(x, "tdl.found"), arrive = blk(x, "tdl.arrive"), guard0 = blk(x, "tdl.guard"),
-                      guard1 = blk(x, "tdl.guard.work"), publish = blk(x, "tdl.publish"), claim = blk(x, "tdl.claim"),
-                      claim_l = blk(x, "tdl.claim.leader"), claim_m = blk(x, "tdl.claim.mask"),
-                      gone = blk(x, "tdl.claim.gone"), gone2 = blk(x, "tdl.claim.last"),
-                      gone3 = blk(x, "tdl.claim.guard"), take = blk(x, "tdl.take"), take2 = blk(x, "tdl.take.some"),
-                      smc = blk(x, "tdl.sm.count"), nosm = blk(x, "tdl.no.sm.count"), cnt = blk(x, "tdl.count"),
-                      pubclaim = blk(x, "tdl.publish.claim"), claimed = blk(x, "tdl.claimed"),
-                      claimed2 = blk(x, "tdl.chunk"), logical = blk(x, "tdl.logical"), ldiv = blk(x, "tdl.logical.nd"),
-                      ljoin = blk(x, "tdl.body"), next = blk(x, "tdl.next"), next2 = blk(x, "tdl.next.block"),
-                      depart = blk(x, "tdl.depart"), depart_l = blk(x, "tdl.depart.leader"),
-                      dep2 = blk(x, "tdl.depart.shards"), reset = blk(x, "tdl.reset"),
-                      rloop = blk(x, "tdl.reset.shard"), rdone = blk(x, "tdl.reset.done"), quit = blk(x, "tdl.exit");
-    at(x, common);
+    LLVMBasicBlockRef refuse = direct ? direct : blk(x, "tdl.trap");
+    LLVMBasicBlockRef grid = blk(x, "tdl.grid"), values = blk(x, "tdl.values"), fastb = blk(x, "tdl.fast.chunk"),
+                      start = blk(x, "tdl.start"), start_l = blk(x, "tdl.start.leader"),
+                      started = blk(x, "tdl.started"), enter = blk(x, "tdl.enter"),
+                      enter_l = blk(x, "tdl.enter.leader"), claim = blk(x, "tdl.claim"),
+                      claim_go = blk(x, "tdl.claim.go"), claim_l = blk(x, "tdl.claim.leader"),
+                      publish = blk(x, "tdl.publish"), claimed = blk(x, "tdl.claimed"),
+                      chunk = blk(x, "tdl.chunk.start"), logical = blk(x, "tdl.logical"),
+                      ldiv = blk(x, "tdl.logical.nd"), ljoin = blk(x, "tdl.body"), next = blk(x, "tdl.next"),
+                      next2 = blk(x, "tdl.next.block"), depart = blk(x, "tdl.depart"),
+                      depart_l = blk(x, "tdl.depart.leader"), quit = blk(x, "tdl.exit");
+    /* tidal_prologue_original_grid: no runtime (case a), or a grid too large for the
+     * protocol, runs the verbatim copy; tidal_prologue_reshaped_grid: the clone traps */
+    LLVMValueRef ctl0, gn[3];
+    if (direct) {
+        ctl0 = load_ctl(x, "tdl.ctl0");
+    } else {
+        LLVMValueRef part = launch_field(x, launch, TIDAL_LAUNCH_OFF_PARTITION, x->i64, "tdl.part0");
+        LLVMValueRef g = load_ctl(x, "");
+        ctl0 = LLVMBuildSelect(x->b, icmp(x, LLVMIntEQ, part, tl_c64(x, 0)), g, part, "tdl.ctl0");
+    }
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ctl0, tl_c64(x, 0)), refuse, grid);
+    if (!direct) {
+        at(x, refuse);
+        intr(x, "llvm.trap", NULL, 0);
+        LLVMBuildUnreachable(x->b);
+    }
+    at(x, grid);
+    for (int k = 0; k < 3; k++) {
+        static const char *const ns[3] = {"nctaid.x", "nctaid.y", "nctaid.z"};
+        gn[k] = direct ? sreg(x, ns[k]) : launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID + 4 * (unsigned)k, x->i32, "");
+    }
+    LLVMValueRef a0 = wide_product(x, gn[0], gn[1], gn[2]);
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, a0, tl_c64(x, TIDAL_MAX_LOGICAL)), refuse, values);
+
+    /* tidal_values_*, then tidal_prologue_common */
+    at(x, values);
+    launch_values lv;
+    launch_values_here(x, launch, &lv, "tdl.");
+    keep(x, &lv, &slots);
     LLVMValueRef tx = sreg(x, "tid.x");
     LLVMValueRef ty = sreg(x, "tid.y");
     LLVMValueRef txy = LLVMBuildOr(x->b, tx, ty, "");
     LLVMValueRef tz = sreg(x, "tid.z");
-    LLVMValueRef t = LLVMBuildOr(x->b, txy, tz, "");
-    LLVMValueRef leader = icmp(x, LLVMIntEQ, t, tl_c32(x, 0));
+    LLVMValueRef leader = icmp(x, LLVMIntEQ, LLVMBuildOr(x->b, txy, tz, ""), tl_c32(x, 0));
     LLVMSetValueName2(leader, "tdl.leader", 10);
-    LLVMValueRef sm = sreg(x, "smid");
     LLVMBuildStore(x->b, LLVMConstInt(x->i1, 0, 0), a_odd);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_state);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_b0);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_b1);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_lin);
-    LLVMBuildCondBr(x->b, leader, lead, claimed);
-
-    at(x, lead);
-    LLVMValueRef gid = key;
-    LLVMValueRef smask = ld(x, x->i32, gptr(x, ctl, TIDAL_PARTITION_OFF_SLOT_MASK), false, "tdl.slot.mask");
-    LLVMBasicBlockRef own = blk(x, "tdl.own"), join = blk(x, "tdl.join"), jscan = blk(x, "tdl.join.scan"),
-                      jnext = blk(x, "tdl.join.next"), jfound = blk(x, "tdl.join.found"),
-                      jwork = blk(x, "tdl.join.work"), jmask = blk(x, "tdl.join.mask"), jin = blk(x, "tdl.join.in");
-    LLVMBuildCondBr(x->b, jn, join, own);
-    at(x, own);
-    LLVMValueRef t0i = LLVMBuildAnd(x->b, LLVMBuildTrunc(x->b, gid, x->i32, ""), smask, "");
-    LLVMBuildBr(x->b, probe);
-
-    at(x, probe);
-    LLVMValueRef t0 = LLVMBuildPhi(x->b, x->i32, "tdl.probe.i");
-    LLVMValueRef t2 = LLVMBuildPhi(x->b, x->i32, "tdl.probe.left");
-    LLVMValueRef slot = LLVMBuildAdd(
-        x->b, ctl, LLVMBuildAdd(x->b, tl_c64(x, TIDAL_PARTITION_HEADER), LLVMBuildMul(x->b, zext64(x, t0), tl_c64(x, 1024), ""), ""),
-        "tdl.slot");
-    LLVMValueRef tag = ld(x, x->i64, gptr(x, slot, TIDAL_SLOT_OFF_TAG), true, "tdl.tag");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, tag, gid), found, probe2);
-    at(x, probe2);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, tag, tl_c64(x, 0)), pnext, cas);
-    at(x, cas);
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchgSyncScope(x->b, gptr(x, slot, 0), tl_c64(x, 0), gid,
-                                                         LLVMAtomicOrderingAcquire, LLVMAtomicOrderingAcquire, x->dev);
-    LLVMValueRef old = LLVMBuildExtractValue(x->b, pair, 0, "");
-    LLVMBuildCondBr(x->b,
-                    LLVMBuildOr(x->b, icmp(x, LLVMIntEQ, old, tl_c64(x, 0)), icmp(x, LLVMIntEQ, old, gid), ""),
-                    found, pnext);
-    at(x, pnext);
-    LLVMValueRef t0n = LLVMBuildAnd(x->b, LLVMBuildAdd(x->b, t0, tl_c32(x, 1), ""), smask, "");
-    LLVMValueRef t2n = LLVMBuildSub(x->b, t2, tl_c32(x, 1), "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, t2, tl_c32(x, 0)), probe, sleep);
-    at(x, sleep); /* every slot busy (more running launches than slots): wait for one */
-    {
-        LLVMValueRef ns = tl_c32(x, 1000);
-        intr(x, "llvm.nvvm.nanosleep", &ns, 1);
-    }
-    LLVMBuildBr(x->b, probe);
-    {
-        LLVMValueRef v0[3] = {t0i, t0n, t0n}, v2[3] = {smask, t2n, smask};
-        LLVMBasicBlockRef from[3] = {own, pnext, sleep};
-        LLVMAddIncoming(t0, v0, from, 3);
-        LLVMAddIncoming(t2, v2, from, 3);
-    }
-
-    /* a joining launch adds workers to the running launch tagged key: find its
-     * slot (a full scan: slots are freed out of probe order), count in, and work
-     * only while it has work and this SM is allowed; never take a free slot */
-    at(x, join);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_state);
-    LLVMBuildBr(x->b, jscan);
-    at(x, jscan);
-    LLVMValueRef ji = LLVMBuildPhi(x->b, x->i32, "tdl.join.i");
-    LLVMValueRef jslot = LLVMBuildAdd(
-        x->b, ctl,
-        LLVMBuildAdd(x->b, tl_c64(x, TIDAL_PARTITION_HEADER), LLVMBuildMul(x->b, zext64(x, ji), tl_c64(x, 1024), ""), ""),
-        "tdl.join.slot");
-    LLVMValueRef jtag = ld(x, x->i64, gptr(x, jslot, TIDAL_SLOT_OFF_TAG), true, "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, jtag, gid), jfound, jnext);
-    at(x, jnext);
-    LLVMValueRef jin1 = LLVMBuildAdd(x->b, ji, tl_c32(x, 1), "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntULE, jin1, smask), jscan, publish);
-    {
-        LLVMValueRef jv[2] = {tl_c32(x, 0), jin1};
-        LLVMBasicBlockRef jf[2] = {join, jnext};
-        LLVMAddIncoming(ji, jv, jf, 2);
-    }
-    at(x, jfound);
-    LLVMBuildStore(x->b, jslot, a_slot);
-    rmw_add(x, gptr(x, jslot, TIDAL_SLOT_OFF_JOINERS), tl_c32(x, 1), LLVMAtomicOrderingAcquireRelease);
-    LLVMBuildStore(x->b, LLVMConstInt(x->i1, 1, 0), a_jc);
-    LLVMValueRef jtag2 = LLVMBuildLoad2(x->b, x->i64, gptr(x, jslot, TIDAL_SLOT_OFF_TAG), "");
-    LLVMSetAlignment(jtag2, 8);
-    LLVMSetOrdering(jtag2, LLVMAtomicOrderingAcquire);
-    LLVMSetAtomicSyncScopeID(jtag2, x->dev);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, jtag2, gid), publish, jwork);
-    at(x, jwork);
-    LLVMValueRef jnxt = ld(x, x->i32, gptr(x, jslot, TIDAL_SLOT_OFF_NEXT), true, "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, jnxt, total), publish, jmask);
-    at(x, jmask);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, mask_test(x, ctl, sm), tl_c32(x, 0)), publish, jin);
-    at(x, jin);
-    rmw_add(x, gptr(x, jslot, TIDAL_SLOT_OFF_PRESENCE), tl_c64(x, 1), LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, tl_c32(x, 1), a_state);
+    /* a static worker in epoch mode (flags & (JOIN|STATIC|PROBE) == STATIC) starts its
+     * own chunk at once: no memory read, no barrier (every thread knows the chunk). The
+     * original entry's flags are a constant without STATIC: its fast path is dead. */
+    LLVMValueRef fm = tl_c32(x, TIDAL_LAUNCH_JOIN | TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE);
+    fm = LLVMBuildAnd(x->b, lv.flags, fm, "");
+    LLVMValueRef fast = icmp(x, LLVMIntEQ, fm, tl_c32(x, TIDAL_LAUNCH_STATIC));
+    LLVMSetValueName2(fast, "tdl.fast", 8);
+    LLVMBuildStore(x->b, fast, a_fast);
+    LLVMBuildCondBr(x->b, fast, fastb, enter);
+    /* the chunk pid*chunk; none (a worker beyond the grid): the whole block exits */
+    at(x, fastb);
+    LLVMValueRef b0f = LLVMBuildMul(x->b, lv.pid, lv.chunk, "tdl.b0.fast");
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0f, lv.total), quit, start);
+    at(x, start);
+    LLVMBuildCondBr(x->b, leader, start_l, started);
+    at(x, start_l);
+    snippet(x, &tidal_snippet_start, &lv, b0f, "");
+    LLVMBuildBr(x->b, started);
+    at(x, started);
+    LLVMBuildStore(x->b, umin(x, LLVMBuildAdd(x->b, b0f, lv.chunk, ""), lv.total), a_b1);
+    LLVMBuildStore(x->b, b0f, a_lin);
+    LLVMBuildBr(x->b, logical);
+    /* otherwise the leader enters the launch: slot, first chunk */
+    at(x, enter);
+    LLVMBuildCondBr(x->b, leader, enter_l, claimed);
+    at(x, enter_l);
+    LLVMValueRef b0e = snippet(x, &tidal_snippet_enter, &lv, NULL, "tdl.b0.enter");
     LLVMBuildBr(x->b, publish);
 
-    at(x, found);
-    LLVMValueRef slotf = LLVMBuildPhi(x->b, x->i64, "tdl.slot.found");
-    {
-        LLVMValueRef sv[2] = {slot, slot};
-        LLVMBasicBlockRef sf[2] = {probe, cas};
-        LLVMAddIncoming(slotf, sv, sf, 2);
-    }
-    LLVMBuildStore(x->b, slotf, a_slot);
-    LLVMValueRef allowed = mask_test(x, ctl, sm);
-    LLVMValueRef nxt = ld(x, x->i32, gptr(x, slotf, TIDAL_SLOT_OFF_NEXT), true, "tdl.next");
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_state);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, nxt, total), publish, arrive);
-    at(x, arrive);
-    LLVMValueRef inc = LLVMBuildOr(x->b, zext64(x, allowed), tl_c64(x, 1ull << 32), "");
-    LLVMValueRef a2 = rmw_add(x, gptr(x, slotf, TIDAL_SLOT_OFF_PRESENCE), inc, LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, tl_c32(x, 1), a_state);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, allowed, tl_c32(x, 0)), publish, guard0);
-    at(x, guard0);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_state);
-    LLVMValueRef arrived = LLVMBuildAdd(x->b, LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, a2, tl_c64(x, 32), ""), x->i32, ""),
-                                        tl_c32(x, 1), "");
-    LLVMValueRef working = LLVMBuildTrunc(x->b, a2, x->i32, "");
-    LLVMBuildCondBr(x->b,
-                    LLVMBuildOr(x->b, icmp(x, LLVMIntNE, arrived, phys), icmp(x, LLVMIntNE, working, tl_c32(x, 0)), ""),
-                    publish, guard1);
-    at(x, guard1); /* last block to arrive and nobody works: work anyway */
-    rmw_add(x, gptr(x, slotf, TIDAL_SLOT_OFF_PRESENCE), tl_c64(x, 1), LLVMAtomicOrderingMonotonic);
-    rmw_add(x, gptr(x, ctl, TIDAL_PARTITION_OFF_VIOLATIONS), tl_c64(x, 1), LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, tl_c32(x, 2), a_state);
-    LLVMBuildBr(x->b, publish);
-
-    /* a worker claims its first chunk at once; a block that leaves publishes an empty claim */
-    at(x, publish);
-    LLVMBuildStore(x->b, total, a_b0);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ld(x, x->i32, a_state, false, ""), tl_c32(x, 0)), pubclaim, take);
-
+    /* after a chunk: the values again; after a static worker's own chunk in a launch
+     * without tickets the whole block is done; else the leader claims (and later claims
+     * go the normal way) */
     at(x, claim);
+    launch_values lc;
+    launch_values_here(x, launch, &lc, "tdl.claim.");
+    keep(x, &lc, &slots);
+    LLVMValueRef wasfast = load(x, x->i1, a_fast, "tdl.claim.fast");
+    LLVMValueRef notickets = icmp(x, LLVMIntUGE, lc.base, lc.total);
+    LLVMBuildCondBr(x->b, LLVMBuildAnd(x->b, notickets, wasfast, ""), quit, claim_go);
+    at(x, claim_go);
+    LLVMBuildStore(x->b, LLVMConstInt(x->i1, 0, 0), a_fast);
     LLVMBuildCondBr(x->b, leader, claim_l, claimed);
     at(x, claim_l);
-    LLVMBuildStore(x->b, total, a_b0);
-    LLVMValueRef slotc = ld(x, x->i64, a_slot, false, "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ld(x, x->i32, a_state, false, ""), tl_c32(x, 2)), take, claim_m);
-    at(x, claim_m);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, mask_test(x, ctl, sm), tl_c32(x, 0)), take, gone);
-    at(x, gone); /* SM taken away; the launch's last worker keeps going (liveness guard) */
-    LLVMValueRef a2g = rmw_add(x, gptr(x, slotc, TIDAL_SLOT_OFF_PRESENCE), tl_c64(x, ~0ull), LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, tl_c32(x, 0), a_state);
-    LLVMValueRef wk = LLVMBuildTrunc(x->b, a2g, x->i32, "");
-    LLVMValueRef ar = LLVMBuildTrunc(x->b, LLVMBuildLShr(x->b, a2g, tl_c64(x, 32), ""), x->i32, "");
-    /* a joiner's blocks are not the owner's physical blocks: only "last worker" counts */
-    LLVMValueRef notlast = LLVMBuildAnd(x->b, LLVMBuildNot(x->b, jn, ""), icmp(x, LLVMIntNE, ar, phys), "");
-    LLVMBuildCondBr(x->b, LLVMBuildOr(x->b, icmp(x, LLVMIntNE, wk, tl_c32(x, 1)), notlast, ""), pubclaim, gone2);
-    at(x, gone2);
-    LLVMValueRef nx2 = ld(x, x->i32, gptr(x, slotc, TIDAL_SLOT_OFF_NEXT), true, "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, nx2, total), pubclaim, gone3);
-    at(x, gone3);
-    rmw_add(x, gptr(x, slotc, TIDAL_SLOT_OFF_PRESENCE), tl_c64(x, 1), LLVMAtomicOrderingMonotonic);
-    rmw_add(x, gptr(x, ctl, TIDAL_PARTITION_OFF_VIOLATIONS), tl_c64(x, 1), LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, tl_c32(x, 2), a_state);
-    LLVMBuildBr(x->b, take);
+    LLVMValueRef b0c = snippet(x, &tidal_snippet_claim, &lc, NULL, "tdl.b0.claim");
+    LLVMBuildBr(x->b, publish);
 
-    at(x, take);
-    LLVMValueRef slott = ld(x, x->i64, a_slot, false, "");
-    LLVMValueRef b0 = rmw_add(x, gptr(x, slott, TIDAL_SLOT_OFF_NEXT), chunk, LLVMAtomicOrderingMonotonic);
-    LLVMBuildStore(x->b, b0, a_b0);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0, total), pubclaim, take2);
-    at(x, take2);
-    LLVMValueRef b1 = umin(x, LLVMBuildAdd(x->b, b0, chunk, ""), total);
-    LLVMValueRef smb = ld(x, x->i64, gptr(x, ctl, TIDAL_PARTITION_OFF_SM_BLOCKS), false, "tdl.sm.blocks");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, smb, tl_c64(x, 0)), nosm, smc);
-    at(x, smc);
-    rmw_add(x, gptr(x, LLVMBuildAdd(x->b, smb, LLVMBuildMul(x->b, zext64(x, sm), tl_c64(x, 8), ""), ""), 0),
-            zext64(x, LLVMBuildSub(x->b, b1, b0, "")), LLVMAtomicOrderingMonotonic);
-    LLVMBuildBr(x->b, nosm);
-    at(x, nosm);
-    LLVMValueRef ec = ld(x, x->i64, gptr(x, ctl, TIDAL_PARTITION_OFF_EXEC_COUNT), false, "tdl.exec.count");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ec, tl_c64(x, 0)), pubclaim, cnt);
-    at(x, cnt);
-    LLVMValueRef ci = LLVMBuildPhi(x->b, x->i32, "tdl.count.i");
-    rmw_add(x, gptr(x, LLVMBuildAdd(x->b, ec, LLVMBuildMul(x->b, zext64(x, ci), tl_c64(x, 4), ""), ""), 0), tl_c32(x, 1),
-            LLVMAtomicOrderingMonotonic);
-    LLVMValueRef cin = LLVMBuildAdd(x->b, ci, tl_c32(x, 1), "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntULT, cin, b1), cnt, pubclaim);
+    /* the leader publishes b0 in this round's word of __tidal_sh; everyone meets at the
+     * one barrier per chunk and reads it */
+    at(x, publish);
+    LLVMValueRef b0p = LLVMBuildPhi(x->b, x->i32, "tdl.b0.new");
     {
-        LLVMValueRef cv[2] = {b0, cin};
-        LLVMBasicBlockRef cf[2] = {nosm, cnt};
-        LLVMAddIncoming(ci, cv, cf, 2);
+        LLVMValueRef pv[2] = {b0e, b0c};
+        LLVMBasicBlockRef pf[2] = {enter_l, claim_l};
+        LLVMAddIncoming(b0p, pv, pf, 2);
     }
-
-    at(x, pubclaim);
-    LLVMBuildStore(x->b, ld(x, x->i32, a_b0, false, ""), shared_slot(x, ld(x, x->i1, a_odd, false, "")));
+    LLVMValueRef st = LLVMBuildStore(x->b, b0p, sh_b0(x, load(x, x->i1, a_odd, "")));
+    LLVMSetAlignment(st, 4);
     LLVMBuildBr(x->b, claimed);
-
-    at(x, claimed); /* the only barrier per claim; double-buffered shared slot */
+    at(x, claimed);
     barrier(x, v->bar_id);
-    LLVMValueRef odd = LLVMBuildLoad2(x->b, x->i1, a_odd, "tdl.odd");
-    LLVMValueRef cb0 = ld(x, x->i32, shared_slot(x, odd), false, "tdl.b0");
+    LLVMValueRef odd = load(x, x->i1, a_odd, "tdl.odd");
+    LLVMValueRef b0 = load(x, x->i32, sh_b0(x, odd), "tdl.b0");
     LLVMBuildStore(x->b, LLVMBuildNot(x->b, odd, ""), a_odd);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, cb0, total), depart, claimed2);
-    at(x, claimed2);
-    LLVMBuildStore(x->b, umin(x, LLVMBuildAdd(x->b, cb0, chunk, ""), total), a_b1);
-    LLVMBuildStore(x->b, cb0, a_lin);
+    LLVMValueRef total = restore(x, &slots, "total");
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0, total), depart, chunk);
+    at(x, chunk);
+    LLVMBuildStore(x->b, umin(x, LLVMBuildAdd(x->b, b0, restore(x, &slots, "chunk"), ""), total), a_b1);
+    LLVMBuildStore(x->b, b0, a_lin);
     LLVMBuildBr(x->b, logical);
 
     /* logical block ids; decomposed only when the grid is not 1-D */
     at(x, logical);
-    LLVMValueRef lnx = nx, lny = ny, lnz = nz, ltot = total;
-    if (!direct) {
-        /* the clone re-reads the logical grid here rather than keep it live */
-        LLVMValueRef f[3];
-        for (int k = 0; k < 3; k++) {
-            LLVMValueRef off = tl_c64(x, 8 + 4 * (unsigned)k);
-            f[k] = ld(x, x->i32, LLVMBuildGEP2(x->b, x->i8, launch, &off, 1, ""), false, "");
-        }
-        lnx = f[0], lny = f[1], lnz = f[2];
-        ltot = LLVMBuildMul(x->b, LLVMBuildMul(x->b, lnx, lny, ""), lnz, "");
-    }
-    LLVMValueRef lin = ld(x, x->i32, a_lin, false, "tdl.lin");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ltot, lnx), ljoin, ldiv);
+    LLVMValueRef ln[3], ltot;
+    logical_grid(x, launch, ln, &ltot);
+    LLVMValueRef lin = load(x, x->i32, a_lin, "tdl.lin");
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, ltot, ln[0]), ljoin, ldiv);
     at(x, ldiv);
-    LLVMValueRef dx = LLVMBuildURem(x->b, lin, lnx, "");
-    LLVMValueRef q = LLVMBuildUDiv(x->b, lin, lnx, "");
-    LLVMValueRef dy = LLVMBuildURem(x->b, q, lny, "");
-    LLVMValueRef dz = LLVMBuildUDiv(x->b, q, lny, "");
+    LLVMValueRef dx = LLVMBuildURem(x->b, lin, ln[0], "");
+    LLVMValueRef q = LLVMBuildUDiv(x->b, lin, ln[0], "");
+    LLVMValueRef dy = LLVMBuildURem(x->b, q, ln[1], "");
+    LLVMValueRef dz = LLVMBuildUDiv(x->b, q, ln[1], "");
     LLVMBuildBr(x->b, ljoin);
     at(x, ljoin);
     LLVMValueRef cx = LLVMBuildPhi(x->b, x->i32, "tdl.ctaid.x"), cy = LLVMBuildPhi(x->b, x->i32, "tdl.ctaid.y"),
@@ -610,7 +605,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     }
     LLVMBuildBr(x->b, bd->blocks[0]);
     /* the body sees the logical ids */
-    LLVMValueRef repl[6] = {cx, cy, cz, lnx, lny, lnz};
+    LLVMValueRef repl[6] = {cx, cy, cz, ln[0], ln[1], ln[2]};
     for (unsigned k = 0; k < nsr; k++) {
         LLVMReplaceAllUsesWith(srs[k], repl[srk[k]]);
         LLVMInstructionEraseFromParent(srs[k]);
@@ -673,79 +668,23 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     free(rets);
     free(bars);
 
+    /* tidal_epilogue_head: the next logical block of the chunk, or claim */
     at(x, next);
-    LLVMValueRef ln = LLVMBuildAdd(x->b, ld(x, x->i32, a_lin, false, ""), tl_c32(x, 1), "");
-    LLVMBuildStore(x->b, ln, a_lin);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntULT, ln, ld(x, x->i32, a_b1, false, "")), next2, claim);
+    LLVMValueRef lnext = LLVMBuildAdd(x->b, load(x, x->i32, a_lin, ""), tl_c32(x, 1), "");
+    LLVMBuildStore(x->b, lnext, a_lin);
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntULT, lnext, load(x, x->i32, a_b1, "")), next2, claim);
     at(x, next2);
     if (v->between) barrier(x, v->bar_id);
     LLVMBuildBr(x->b, logical);
 
+    /* tidal_epilogue_tail: everyone but the leader leaves; the leader leaves the launch
+     * with the values of the last derivation. tdl.exit is also where the static fast
+     * path's whole block exits (no chunk at all, or no tickets after its own). */
     at(x, depart);
     LLVMBuildCondBr(x->b, leader, depart_l, quit);
     at(x, quit);
     LLVMBuildRetVoid(x->b);
     at(x, depart_l);
-    LLVMBasicBlockRef jout = blk(x, "tdl.join.out"), own_out = blk(x, "tdl.depart.own");
-    LLVMBuildCondBr(x->b, ld(x, x->i1, a_jc, false, ""), jout, own_out);
-    at(x, jout);
-    LLVMBuildAtomicRMWSyncScope(x->b, LLVMAtomicRMWBinOpSub,
-                                gptr(x, ld(x, x->i64, a_slot, false, ""), TIDAL_SLOT_OFF_JOINERS), tl_c32(x, 1),
-                                LLVMAtomicOrderingRelease, x->dev);
-    LLVMBuildBr(x->b, own_out);
-    at(x, own_out);
-    LLVMBasicBlockRef shards = blk(x, "tdl.depart.count");
-    LLVMBuildCondBr(x->b, jn, quit, shards);
-    at(x, shards); /* count this block out in its shard (physical block id mod 32) */
-    LLVMValueRef kz = sreg(x, "ctaid.z");
-    LLVMValueRef gy = sreg(x, "nctaid.y");
-    LLVMValueRef ky = sreg(x, "ctaid.y");
-    LLVMValueRef pid = LLVMBuildAdd(x->b, LLVMBuildMul(x->b, kz, gy, ""), ky, "");
-    LLVMValueRef gx = sreg(x, "nctaid.x");
-    LLVMValueRef kx = sreg(x, "ctaid.x");
-    pid = LLVMBuildAdd(x->b, LLVMBuildMul(x->b, pid, gx, ""), kx, "tdl.phys.id");
-    LLVMValueRef shard = LLVMBuildAnd(x->b, pid, tl_c32(x, 31), "tdl.shard");
-    LLVMValueRef slotd = ld(x, x->i64, a_slot, false, "");
-    LLVMValueRef sa = LLVMBuildAdd(x->b, slotd, LLVMBuildMul(x->b, zext64(x, shard), tl_c64(x, 16), ""), "");
-    LLVMValueRef dep = LLVMBuildAdd(
-        x->b, rmw_add(x, gptr(x, sa, TIDAL_SLOT_OFF_SHARD), tl_c32(x, 1), LLVMAtomicOrderingAcquireRelease), tl_c32(x, 1), "");
-    LLVMValueRef extra = LLVMBuildZExt(x->b, icmp(x, LLVMIntULT, shard, LLVMBuildAnd(x->b, phys, tl_c32(x, 31), "")),
-                                       x->i32, "");
-    LLVMValueRef expect = LLVMBuildAdd(x->b, LLVMBuildLShr(x->b, phys, tl_c32(x, 5), ""), extra, "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, dep, expect), quit, dep2);
-    at(x, dep2);
-    LLVMValueRef done = LLVMBuildAdd(
-        x->b, rmw_add(x, gptr(x, slotd, TIDAL_SLOT_OFF_SHARDS_DONE), tl_c32(x, 1), LLVMAtomicOrderingAcquireRelease),
-        tl_c32(x, 1), "");
-    LLVMBasicBlockRef wj = blk(x, "tdl.wait.joiners"), wjs = blk(x, "tdl.wait.joiners.sleep"),
-                      jo = blk(x, "tdl.joiners.out"), wl = blk(x, "tdl.wait.late"), wls = blk(x, "tdl.wait.late.sleep");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntNE, done, umin(x, phys, tl_c32(x, 32))), quit, wj);
-    /* the launch's last block waits for joiners to leave, closes the slot to
-     * late joiners, waits for those to count out, and resets the slot */
-    wait_no_joiners(x, slotd, wj, wjs, jo);
-    at(x, jo);
-    st_relaxed(x, tl_c64(x, TIDAL_SLOT_CLOSING), gptr(x, slotd, TIDAL_SLOT_OFF_TAG));
-    LLVMBuildFenceSyncScope(x->b, LLVMAtomicOrderingAcquireRelease, x->dev, "");
-    LLVMBuildBr(x->b, wl);
-    wait_no_joiners(x, slotd, wl, wls, reset);
-    at(x, reset); /* the launch's last block resets its slot for the next launch */
-    st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_PRESENCE));
-    st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_NEXT));
-    LLVMBuildBr(x->b, rloop);
-    at(x, rloop);
-    LLVMValueRef ri = LLVMBuildPhi(x->b, x->i32, "tdl.reset.i");
-    st_relaxed(x, tl_c32(x, 0),
-               gptr(x, LLVMBuildAdd(x->b, slotd, LLVMBuildMul(x->b, zext64(x, ri), tl_c64(x, 16), ""), ""),
-                    TIDAL_SLOT_OFF_SHARD));
-    LLVMValueRef rin = LLVMBuildAdd(x->b, ri, tl_c32(x, 1), "");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntULT, rin, tl_c32(x, TIDAL_SLOT_SHARDS)), rloop, rdone);
-    {
-        LLVMValueRef rv[2] = {tl_c32(x, 0), rin};
-        LLVMBasicBlockRef rf[2] = {reset, rloop};
-        LLVMAddIncoming(ri, rv, rf, 2);
-    }
-    at(x, rdone);
-    LLVMBuildFenceSyncScope(x->b, LLVMAtomicOrderingAcquireRelease, x->dev, "");
-    st_relaxed(x, tl_c64(x, 0), gptr(x, slotd, TIDAL_SLOT_OFF_TAG));
+    snippet_restored(x, &tidal_snippet_leave, &slots, "");
     LLVMBuildRetVoid(x->b);
 }

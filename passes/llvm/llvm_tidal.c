@@ -2,23 +2,30 @@
  *
  * Safety is the PTX pass's: a copy of the module is lowered to PTX, tidal_run
  * decides per kernel, and only kernels it rewrites (and the IR rewrite can
- * take, see ir_checks) are rewritten here. The rewrite is the protocol of
- * passes/tidal_code.c written as IR (runtime/tidal_abi.h):
+ * take, see tl_ir_checks) are rewritten here. The rewrite is the PTX pass's
+ * skeleton (passes/tidal_code.c) written as IR around the protocol's own device
+ * code, the snippets of passes/tidal_protocol.c as inline asm (llvm_protocol.c;
+ * abi/tidal_abi.h):
  *
- *   K                 keeps name and parameters: __tidal_ctl == 0 → a verbatim
- *                     copy of the original body (launch case a); else slot by
- *                     %gridid, %smid gate, claim loop over logical blocks with
+ *   K                 keeps name and parameters: __tidal_ctl == 0 or a grid of
+ *                     TIDAL_MAX_LOGICAL blocks or more → a verbatim copy of the
+ *                     original body (launch case a); else the leader enters the
+ *                     launch (probe mode, slot by %gridid) and claims chunk after
+ *                     chunk, and the block runs each chunk's logical blocks with
  *                     llvm.nvvm.read.ptx.sreg.{ctaid,nctaid}.* replaced by the
  *                     logical ids, `ret` → the loop latch (case b)
- *   K__tidal_reshaped K's parameters + a byval tidal_launch (case c)
- *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v1 weak addrspace(1) i32 1
+ *   K__tidal_reshaped K's parameters + a byval tidal_launch (56 bytes; case c); a
+ *                     STATIC launch in epoch mode takes the static fast path (each
+ *                     worker's own chunk first: no ENTER, no barrier before it)
+ *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v3 weak addrspace(1) i32 1
  *
  * The LLVM C API has no function cloning: LLVMCloneModule gives independent
  * copies of every function; their globals are replaced by the original's and
  * their blocks moved into the rewritten kernel (the case-a copy) or the clone.
- * Protocol state lives in allocas that mem2reg turns into SSA afterwards. */
+ * Skeleton state lives in allocas that mem2reg turns into SSA afterwards. */
 #include "llvm_internal.h"
 #include "tidal_abi.h"
+#include "tidal_protocol.h"
 
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -26,10 +33,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The IR below builds tidal_launch and the slot offsets of this ABI version. */
-_Static_assert(sizeof(tidal_launch) == 40 && offsetof(tidal_launch, grid) == 8 && offsetof(tidal_launch, key) == 24 &&
-                   offsetof(tidal_launch, flags) == 32,
-               "tidal_launch layout changed: update llvm_tidal.c");
+/* %struct.tidal_launch below lists tidal_launch's fields in this order, with no
+ * padding between them. */
+_Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, grid) == 8 &&
+                   offsetof(tidal_launch, chunk) == 20 && offsetof(tidal_launch, slot) == 24 &&
+                   offsetof(tidal_launch, epoch) == 28 && offsetof(tidal_launch, flags) == 32 &&
+                   offsetof(tidal_launch, base) == 36 && offsetof(tidal_launch, key) == 40 &&
+                   offsetof(tidal_launch, sm_blocks) == 48 && sizeof(tidal_launch) == 56 &&
+                   TIDAL_LAUNCH_BYTES == 56,
+               "tidal_launch layout changed: update launch_type() in llvm_tidal.c");
+
+/* The clone's byval parameter type: tidal_launch (abi/tidal_abi.h). A type of that
+ * name in the module with another body is left alone (LLVM renames ours). */
+static LLVMTypeRef launch_type(irb *x) {
+    /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks */
+    LLVMTypeRef f[9] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32, x->i32, x->i64, x->i64};
+    LLVMTypeRef t = LLVMGetTypeByName2(x->c, "struct.tidal_launch");
+    if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == 9) {
+        LLVMTypeRef g[9];
+        LLVMGetStructElementTypes(t, g);
+        if (!memcmp(f, g, sizeof f) && !LLVMIsPackedStruct(t)) return t;
+    }
+    t = LLVMStructCreateNamed(x->c, "struct.tidal_launch");
+    LLVMStructSetBody(t, f, 9, 0);
+    return t;
+}
 
 /* ------------------------------------------------------------ report lines */
 
@@ -106,10 +134,6 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
     x.i64 = LLVMInt64TypeInContext(x.c);
     x.vd = LLVMVoidTypeInContext(x.c);
     x.p0 = LLVMPointerTypeInContext(x.c, 0);
-    x.p1 = LLVMPointerTypeInContext(x.c, 1);
-    x.p3 = LLVMPointerTypeInContext(x.c, 3);
-    x.p4 = LLVMPointerTypeInContext(x.c, 4);
-    x.dev = LLVMGetSyncScopeID(x.c, "device", 6);
 
     /* independent copies of every function, before anything changes */
     LLVMModuleRef c1 = LLVMCloneModule(m->mod), c2 = LLVMCloneModule(m->mod);
@@ -123,7 +147,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         fidx[i] = k;
     }
 
-    /* module globals (runtime/tidal_abi.h) */
+    /* module globals (abi/tidal_abi.h) */
     x.ctl_gv = LLVMAddGlobalInAddressSpace(x.m, x.i64, TIDAL_CTL_SYMBOL, 4);
     LLVMSetInitializer(x.ctl_gv, tl_c64(&x, 0));
     LLVMSetLinkage(x.ctl_gv, LLVMWeakAnyLinkage);
@@ -133,21 +157,16 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
     LLVMSetInitializer(marker, tl_c32(&x, 1));
     LLVMSetLinkage(marker, LLVMWeakAnyLinkage);
     LLVMSetAlignment(marker, 4);
-    /* tidal's shared claim slots; 1 KiB aligned to 1 KiB when the module has
-     * dynamic shared memory (it starts after the static variables, and Triton
-     * tiles assume a 1024-byte-aligned base) */
-    LLVMTypeRef shty = LLVMArrayType2(x.i32, big_shared ? 256 : 2);
+    /* __tidal_sh: the leader's b0 for the block (double-buffered) and its private
+     * state between snippets (tidal_protocol.h); 1 KiB aligned to 1 KiB when the
+     * module has dynamic shared memory (it starts after the static variables, and
+     * Triton tiles assume a 1024-byte-aligned base) */
+    LLVMTypeRef shty = LLVMArrayType2(x.i8, big_shared ? 1024 : TIDAL_SH_BYTES);
     x.sh_gv = LLVMAddGlobalInAddressSpace(x.m, shty, "__tidal_sh", 3);
     LLVMSetInitializer(x.sh_gv, LLVMGetUndef(shty));
     LLVMSetLinkage(x.sh_gv, LLVMInternalLinkage);
-    LLVMSetAlignment(x.sh_gv, big_shared ? 1024 : 4);
-    /* tidal_launch {u64 partition; u32 grid[3]; u32 chunk; u64 key; u32 flags; u32 reserved} */
-    LLVMTypeRef lt_fields[6] = {x.i64, LLVMArrayType2(x.i32, 3), x.i32, x.i64, x.i32, x.i32};
-    LLVMTypeRef launch_ty = LLVMGetTypeByName2(x.c, "struct.tidal_launch");
-    if (!launch_ty) {
-        launch_ty = LLVMStructCreateNamed(x.c, "struct.tidal_launch");
-        LLVMStructSetBody(launch_ty, lt_fields, 6, 0);
-    }
+    LLVMSetAlignment(x.sh_gv, big_shared ? 1024 : 8);
+    LLVMTypeRef launch_ty = launch_type(&x);
 
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     for (unsigned i = 0; i < m->nkernels; i++) {

@@ -6,7 +6,8 @@
  *    runs unchanged (tidal-opt --emit=ptx), or
  *  - applies the tidal transform at IR level (tidal-opt --emit=llvm|bc): each
  *    kernel that the PTX pass accepts on the lowered module is rewritten with the
- *    same protocol (runtime/tidal_abi.h); the others stay as they were.
+ *    PTX pass's skeleton around the same protocol snippets (passes/tidal_protocol.c,
+ *    here as inline asm; abi/tidal_abi.h); the others stay as they were.
  * docs/design.md, "The LLVM-IR path". */
 #ifndef TIDAL_LLVM_H
 #define TIDAL_LLVM_H

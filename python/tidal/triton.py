@@ -7,124 +7,96 @@ What enable() does:
   1. points TRITON_PTXAS_PATH at tidal-ptxas, so every kernel Triton compiles from now on
      carries the tidal rewrite (already-cached kernels do not: set TRITON_ALWAYS_COMPILE=1
      or clear the Triton cache);
-  2. loads libtidal.so and wraps Triton's load_binary, so every module Triton loads is
-     attached to the partition (and turns off torch.compile's static CUDA launcher, which
-     bypasses load_binary) (eagerly loaded, its __tidal_ctl set). Triton's own launcher
-     then runs the rewritten kernels unchanged, on the partition's SMs (launch case b).
-     For reshaped persistent launches (case c) run the process under
-     LD_PRELOAD=libtidal-preload.so instead; enable() works with it too.
+  2. loads libtidal and wraps Triton's load_binary, so every module Triton loads is
+     attached to the partition (eagerly loaded, its __tidal_ctl set), and turns off
+     torch.compile's static CUDA launcher, which bypasses load_binary. Triton's own
+     launcher then runs the rewritten kernels unchanged, on the partition's SMs (launch
+     case b). For reshaped persistent launches (case c) run the process under
+     LD_PRELOAD=libtidal-preload.so (scripts/tidal-run) instead; enable() works with it
+     too, and then uses the preloaded library rather than loading a second copy.
+For PyTorch streams on partitions (green contexts, graph capture) see tidal.torch.
 
-Paths: libtidal.so from `libtidal=`, $TIDAL_LIB, or ../lib next to the tidal-ptxas found;
-tidal-ptxas from `ptxas=`, $TIDAL_PTXAS, or `tidal-ptxas` on PATH. Errors raise
-TidalError with libtidal's message; nothing falls back silently.
+Paths: the preloaded libtidal when the process has one; else libtidal.so from `libtidal=`,
+$TIDAL_LIB, or ../lib next to the tidal-ptxas found; tidal-ptxas from `ptxas=`,
+$TIDAL_PTXAS, or `tidal-ptxas` on PATH. Errors raise TidalError with libtidal's message;
+nothing falls back silently.
 """
 import ctypes
 import os
-import shutil
+import threading
+
+from . import _lib as _lib_mod
+from ._lib import TidalError
 
 __all__ = ["enable", "stats", "TidalError"]
 
-
-class TidalError(RuntimeError):
-    pass
-
-
-_lib = None
-_part = None
+_lib_obj = None      # the _lib.Lib in use
+_lib = None          # its raw ctypes handle (kept for tests that call libtidal directly)
+_part = None         # the partition (ctypes.c_void_p) once resolved
 _part_name = None
-_attached = 0
-_refused = 0
+_part_lock = threading.Lock()
 
 
-def _find_ptxas(ptxas):
-    p = ptxas or os.environ.get("TIDAL_PTXAS") or shutil.which("tidal-ptxas")
-    if not p or not os.access(p, os.X_OK):
-        raise TidalError("tidal-ptxas not found: pass ptxas=, set TIDAL_PTXAS or put it on PATH")
-    return os.path.abspath(p)
-
-
-def _find_lib(libtidal, ptxas):
+def _load_lib(libtidal, ptxas):
+    pre = _lib_mod.find_preloaded()
+    if pre is not None:
+        if libtidal and os.path.realpath(libtidal) != pre.path:
+            raise TidalError("libtidal=%s, but the process already has libtidal from %s (preloaded); "
+                             "drop libtidal= or the preload" % (libtidal, pre.path))
+        return pre
     cands = [libtidal, os.environ.get("TIDAL_LIB")]
     if ptxas:
         cands.append(os.path.join(os.path.dirname(ptxas), "..", "lib", "libtidal.so"))
     for c in cands:
         if c and os.path.exists(c):
-            return os.path.abspath(c)
+            return _lib_mod.load_path(os.path.abspath(c))
     raise TidalError("libtidal.so not found: pass libtidal=, or set TIDAL_LIB (tried %s)"
                      % ", ".join(str(c) for c in cands if c))
-
-
-def _check(st, what):
-    if st != 0:
-        msg = _lib.tidal_last_error().decode()
-        name = _lib.tidal_strerror(st).decode()
-        raise TidalError("%s: %s (%s)" % (what, msg, name))
-
-
-def _load(path):
-    lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    lib.tidal_last_error.restype = ctypes.c_char_p
-    lib.tidal_strerror.restype = ctypes.c_char_p
-    lib.tidal_strerror.argtypes = [ctypes.c_int]
-    lib.tidal_init.argtypes = [ctypes.c_uint]
-    lib.tidal_partition_find.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tidal_partition_create.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.tidal_module_attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    return lib
 
 
 def _ensure_partition():
     """Resolve the partition once a CUDA context exists (at the first module load)."""
     global _part
-    if _part is not None:
+    with _part_lock:
+        if _part is not None:
+            return _part
+        lib = _lib_obj
+        lib.check(lib.tidal_init(0), "tidal_init")
+        p = ctypes.c_void_p()
+        name, _, smset = _part_name.partition(":")
+        if smset:
+            st = lib.tidal_partition_find(name.encode(), ctypes.byref(p))
+            if st != 0:
+                lib.check(lib.tidal_partition_create(name.encode(), smset.encode(), ctypes.byref(p)),
+                          "partition %s" % _part_name)
+        else:
+            lib.check(lib.tidal_partition_find(name.encode(), ctypes.byref(p)),
+                      "partition %s (create it with tidalctl, or pass NAME:SMSET)" % name)
+        _part = p
         return _part
-    st = _lib.tidal_init(0)
-    _check(st, "tidal_init")
-    p = ctypes.c_void_p()
-    name, _, smset = _part_name.partition(":")
-    if smset:
-        st = _lib.tidal_partition_find(name.encode(), ctypes.byref(p))
-        if st != 0:
-            _check(_lib.tidal_partition_create(name.encode(), smset.encode(), ctypes.byref(p)),
-                   "partition %s" % _part_name)
-    else:
-        _check(_lib.tidal_partition_find(name.encode(), ctypes.byref(p)),
-               "partition %s (create it with tidalctl, or pass NAME:SMSET)" % name)
-    _part = p
-    return _part
 
 
 def enable(partition, libtidal=None, ptxas=None):
     """Route Triton's kernels through tidal onto `partition` (see the module doc)."""
-    global _lib, _part_name
-    if _lib is not None:
+    global _lib, _lib_obj, _part_name
+    if _lib_obj is not None:
         raise TidalError("tidal.triton.enable() was already called")
-    ptxas_path = _find_ptxas(ptxas)
+    ptxas_path = _lib_mod.find_ptxas(ptxas)
+    if not ptxas_path:
+        raise TidalError("tidal-ptxas not found: %s" % (
+            "ptxas=%s is not an executable file" % ptxas if ptxas else
+            "TIDAL_PTXAS=%s is not an executable file" % os.environ["TIDAL_PTXAS"] if os.environ.get("TIDAL_PTXAS")
+            else "pass ptxas=, set TIDAL_PTXAS or put it on PATH"))
+    lib = _load_lib(libtidal, ptxas_path)
     os.environ["TRITON_PTXAS_PATH"] = ptxas_path
-    _lib = _load(_find_lib(libtidal, ptxas_path))
     _part_name = partition
-
-    from triton.runtime import driver
-    utils = driver.active.utils
-    orig = utils.load_binary
-
-    def load_binary(*args, **kwargs):
-        global _attached, _refused
-        res = orig(*args, **kwargs)
-        part = _ensure_partition()
-        st = _lib.tidal_module_attach(ctypes.c_void_p(res[0]), part)
-        if st == -9:   # TIDAL_ERR_NOT_REWRITTEN: compiled before enable() or refused whole
-            _refused += 1
-        else:
-            _check(st, "attaching %s" % (args[0] if args else "module"))
-            _attached += 1
-        return res
-
-    utils.load_binary = load_binary
+    _lib_obj, _lib = lib, lib.dll
+    _lib_mod.install_triton_hook(lib, resolver=_ensure_partition)
 
     # torch.compile (PyTorch >= 2.8) loads and launches Triton cubins with its own "static
     # CUDA launcher", which never calls Triton's load_binary: turn it off so that every
     # module goes through the hook above.
+    os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] = "0"
     try:
         import torch._inductor.config as inductor_config
         if hasattr(inductor_config, "use_static_cuda_launcher"):
@@ -135,4 +107,5 @@ def enable(partition, libtidal=None, ptxas=None):
 
 def stats():
     """{'attached': modules attached, 'not_rewritten': modules without the rewrite}"""
-    return {"attached": _attached, "not_rewritten": _refused}
+    c = _lib_mod.triton_hook_counts()
+    return {"attached": c["attached"], "not_rewritten": c["not_rewritten"]}

@@ -74,7 +74,7 @@ if (( build )) && [[ -n $ptx_orig ]]; then
   mkdir -p "$B/logs"
   log "== gpu-check build in $B, PTX from $ptx_orig and $ptx_tidal ($(date -u +%FT%TZ))"
   rm -f "$B/tidal_gpu_harness"
-  if ! "$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
+  if ! "$NVCC" -std=c++17 -O2 -I"$root/runtime" -I"$root/abi" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
        -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread >"$B/logs/harness.build.log" 2>&1; then
     tee -a "$LOG" <"$B/logs/harness.build.log"
     die "building the harness failed"
@@ -98,7 +98,7 @@ elif (( build )); then
       nvptx=(-DTIDAL_HAVE_NVPTXCOMPILER -isystem "$CUDA_HOME/include" "$root/driver/cubin_nvptxcompiler.c"
              "$CUDA_HOME/lib64/libnvptxcompiler_static.a" -lpthread)
     fi
-    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" -I"$root/driver" \
+    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" -I"$root/abi" -I"$root/driver" \
          "$root"/passes/*.c "$root/driver/tidal-opt.c" "$root/driver/cubin.c" "$root/driver/exec.c" "${nvptx[@]}" \
          -o "$B/tidal-opt" -lm -ldl >"$B/logs/tidal-opt.build.log" 2>&1; then
       tee -a "$LOG" <"$B/logs/tidal-opt.build.log"
@@ -109,7 +109,7 @@ elif (( build )); then
   log "tidal-opt: $("$B/tidal-opt" --version 2>&1 | tr '\n' ';')"
 
   # the harness builds in the background meanwhile (step 6 waits for it)
-  "$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
+  "$NVCC" -std=c++17 -O2 -I"$root/runtime" -I"$root/abi" "$here/harness.cu" -o "$B/tidal_gpu_harness" \
     -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread >"$B/logs/harness.build.log" 2>&1 &
   harness_pid=$!
 

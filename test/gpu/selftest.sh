@@ -28,7 +28,7 @@ else grep -E 'REFUSED|FAILED' "$B.selftest-build.log" | grep -v '^REFUSED refuse
 
 fake=$B/fake-cuda
 mkdir -p "$fake"
-if gcc -shared -fPIC -O1 -I"$CUDA_HOME/include" -I"$root/runtime" "$here/fake_libcuda.c" -o "$fake/libcuda.so.1" -lpthread; then
+if gcc -shared -fPIC -O1 -I"$CUDA_HOME/include" -I"$root/runtime" -I"$root/abi" "$here/fake_libcuda.c" -o "$fake/libcuda.so.1" -lpthread; then
   ok "fake libcuda builds"
 else
   bad "fake libcuda builds"; echo "$pass passed, $fail failed"; exit 1

@@ -69,7 +69,7 @@ for stem in $(grep -v '^#' "$SRC/launch.txt" | awk '{print $2}' | sort -u); do
 done
 
 # The harness (host code only; libcuda from the stubs at link time, the driver's at run time).
-"$NVCC" -std=c++17 -O2 -I"$root/runtime" "$here/tvm/run_tvm.cu" -o "$O/run_tvm" \
+"$NVCC" -std=c++17 -O2 -I"$root/runtime" -I"$root/abi" "$here/tvm/run_tvm.cu" -o "$O/run_tvm" \
   -L"$CUDA_HOME/lib64/stubs" -lcuda >"$O/logs/run_tvm.build.log" 2>&1 ||
   bad "building run_tvm: $(head -5 "$O/logs/run_tvm.build.log" | tr '\n' ' ')"
 

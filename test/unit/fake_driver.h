@@ -1,7 +1,9 @@
 /* fake_driver.h — a fake CUDA driver table for libtidal's unit tests (no GPU): "device
  * memory" is host memory, launches are recorded in `last`, not run. One module "rw" holds a
  * rewritten kernel k (clone k__tidal_reshaped, tidal_launch at offset 16) and a refused
- * kernel r; module "plain" holds u, not rewritten. Include once per test program. */
+ * kernel r; module "plain" holds u, not rewritten. Events complete when fake_running is 0
+ * and time every launch at fake_ms. There is no green-context API: placement is off, and
+ * only streams on all SMs count as placed. Include once per test program. */
 #ifndef TIDAL_FAKE_DRIVER_H
 #define TIDAL_FAKE_DRIVER_H
 
@@ -175,6 +177,15 @@ static CUresult f_evcreate(CUevent *e, unsigned fl) { (void)fl; *e = (CUevent)ca
 static CUresult f_evrecord(CUevent e, CUstream s) { (void)e; (void)s; return CUDA_SUCCESS; }
 static CUresult f_evquery(CUevent e) { (void)e; return fake_running ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
 static CUresult f_evdestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+/* Duration samples: every timed launch "took" fake_ms. */
+static float fake_ms = 0.005f;
+static CUresult f_elapsed(float *ms, CUevent a, CUevent b)
+{
+    (void)a;
+    (void)b;
+    *ms = fake_ms;
+    return CUDA_SUCCESS;
+}
 static CUresult f_capturing(CUstream s, CUstreamCaptureStatus *st)
 {
     (void)s;
@@ -184,6 +195,7 @@ static CUresult f_capturing(CUstream s, CUstreamCaptureStatus *st)
 
 static tidal_cu fake = {
     .EventCreate = f_evcreate, .EventRecord = f_evrecord, .EventQuery = f_evquery, .EventDestroy = f_evdestroy,
+    .EventElapsedTime = f_elapsed,
     .StreamIsCapturing = f_capturing,
     .Init = f_init, .GetErrorName = f_errname, .CtxGetCurrent = f_ctxget, .CtxSetCurrent = f_ctxset,
     .CtxGetDevice = f_ctxdev, .DeviceGet = f_devget, .DevicePrimaryCtxRetain = f_retain,
@@ -200,7 +212,7 @@ static tidal_cu fake = {
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
  * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
 static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0};
-static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, 40}, 0, 0};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0};
 static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0};
 static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0};
 static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}};
@@ -216,6 +228,7 @@ static void fake_reset(void)
     alloc_fail = 0;
     fake_running = 1;
     fake_capturing = 0;
+    fake_ms = 0.005f;
     memset(&last, 0, sizeof last);
 }
 

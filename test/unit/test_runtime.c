@@ -133,7 +133,8 @@ static void test_partitions(void **state)
     const tidal_partition *dp = (const tidal_partition *)(uintptr_t)tl.partition;
     assert_int_equal(dp->mask[0], ~0ull >> 16);
     assert_int_equal(dp->mask[1], 0);
-    assert_int_equal(dp->slot_mask, 127);
+    assert_int_equal(dp->slot_mask, 127);    /* probe slots - 1 */
+    assert_int_equal(dp->probe_base, 128);   /* after the stream slots */
     assert_int_not_equal(dp->sm_blocks, 0);
 
     /* live change reaches the device block */
@@ -188,20 +189,183 @@ static void test_launch_reshapes(void **state)
     assert_int_equal(tl.grid[2], 1);
     assert_int_equal(tl.chunk, 1);
     assert_true(fk.loaded && fkc.loaded && fr.loaded);   /* the module was loaded eagerly */
+    /* the stream on all SMs is not inside 0-47: dynamic mode, in the stream's own slot,
+     * whose tag now keeps probe-mode launches out; the first epoch is 1 */
+    assert_int_equal(tl.flags, TIDAL_LAUNCH_HIST);
+    assert_int_equal(tl.base, 0);
+    assert_int_equal(tl.slot, 0);
+    assert_int_equal(tl.epoch, 1);
+    const tidal_slot *slots = (const tidal_slot *)(uintptr_t)(tl.partition + TIDAL_PARTITION_HEADER);
+    assert_true(slots[0].tag == TIDAL_SLOT_RESERVED);
+    assert_true(slots[1].tag == 0);
 
     /* large grid: workers = occupancy x all SMs; chunk from the partition's SMs, <= 32 */
     assert_int_equal(tidal_launch_kernel(&fk, 1 << 20, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     assert_int_equal(last.grid[0], FAKE_OCC * NSM);
     memcpy(&tl, last.params[2], sizeof tl);
     assert_int_equal(tl.chunk, 32);
+    assert_int_equal(tl.epoch, 2);
     assert_int_equal(tidal_launch_kernel(&fk, 20000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     memcpy(&tl, last.params[2], sizeof tl);
     assert_int_equal(tl.chunk, 20000 / (FAKE_OCC * 48 * 8));
+    assert_int_equal(tl.slot, 0);
+    assert_int_equal(tl.epoch, 3);
+    /* another stream gets the next slot */
+    tidal_stream_bind((CUstream)0x9a, ls);
+    assert_int_equal(tidal_launch_kernel(&fk, 20000, 1, 1, 256, 1, 1, 0, (CUstream)0x9a, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.slot, 1);
+    assert_int_equal(tl.epoch, 1);
+    tidal_stream_bind((CUstream)0x9a, NULL);
 
     tidal_stats st;
     assert_int_equal(tidal_stats_get(NULL, &st), TIDAL_OK);
-    assert_int_equal(st.launches_rewritten, 3);
+    assert_int_equal(st.launches_rewritten, 4);
     tidal_stream_bind(s, NULL);
+}
+
+/* A stream whose SMs are all allowed (here: a partition on all SMs) runs clones in static
+ * mode: workers take their first chunk without claiming, tickets start after them. */
+static void test_launch_static(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("all", "all", &p), TIDAL_OK);
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_PERSISTENT, 0), TIDAL_OK);
+    CUstream s = (CUstream)0x71;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    tidal_launch tl;
+    /* a grid that fits in one wave: one worker per logical block, no tickets at all */
+    assert_int_equal(tidal_launch_kernel(&fk, 100, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(last.grid[0], 100);
+    assert_int_equal(tl.flags, TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_HIST);
+    assert_int_equal(tl.chunk, 1);
+    assert_int_equal(tl.base, 100);
+    /* a large grid: occupancy x all SMs workers, the static chunks, then tickets */
+    assert_int_equal(tidal_launch_kernel(&fk, 1 << 20, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(last.grid[0], FAKE_OCC * NSM);
+    assert_int_equal(tl.chunk, 32);
+    assert_int_equal(tl.base, FAKE_OCC * NSM * 32);
+    /* a grid between: fewer workers so that every static chunk has work */
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.chunk, 1);
+    assert_int_equal(last.grid[0], FAKE_OCC * NSM);
+    assert_int_equal(tl.base, FAKE_OCC * NSM);
+    /* captured into a graph: probe mode (replays keep the parameters) with a key */
+    fake_capturing = 1;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_true(tl.flags & TIDAL_LAUNCH_PROBE);
+    assert_true(tl.key != 0 && (tl.key & 0xffffffffffull) == 0);
+    fake_capturing = 0;
+    tidal_stream_bind(s, NULL);
+}
+
+/* Hybrid placement: a rewritten kernel runs as the original where all of its stream's SMs
+ * are allowed once a sample shows it is shorter than the threshold; until then, when it is
+ * long, or in persistent mode, as the clone. */
+static void test_launch_hybrid(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("h", "all", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x72;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    tidal_stats st;
+    fake_ms = 0.005f;   /* 5 us: short */
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);   /* not measured yet: the clone, timed */
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);   /* the sample has not completed */
+    fake_running = 0;
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);    /* measured short: the original, as given */
+    assert_int_equal(last.grid[0], 300);
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_original, 1);
+    /* another grid size is measured on its own; a long one stays a clone */
+    fake_ms = 0.5f;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, &fkc);
+    }
+    /* persistent: always the clone; original: always the original */
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_PERSISTENT, 0), TIDAL_OK);
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_ORIGINAL, 0), TIDAL_OK);
+    assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    /* the threshold: 600 us makes the 500 us kernel short */
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_HYBRID, 600), TIDAL_OK);
+    assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    assert_int_equal(tidal_partition_set_placement(p, 7, 0), TIDAL_ERR_INVALID);
+    /* on a partition that does not hold all of the stream's SMs, never the original */
+    tidal_part *q;
+    assert_int_equal(tidal_partition_create("q", "0-65", &q), TIDAL_OK);
+    assert_int_equal(tidal_partition_set_placement(q, TIDAL_PLACE_ORIGINAL, 0), TIDAL_OK);
+    tidal_stream_bind(s, q);
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    tidal_stream_bind(s, NULL);
+}
+
+/* A stream's epoch wraps at TIDAL_EPOCH_MASK: before the launch that restarts at 1 the
+ * runtime zeroes the slot's claim and guard words on the stream. */
+static void test_epoch_wrap(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("w", "0-15", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x73;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    tidal_launch tl;
+    for (unsigned i = 1; i <= TIDAL_EPOCH_MASK; i++) {
+        assert_int_equal(tidal_launch_kernel(&fk, 50, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        memcpy(&tl, last.params[2], sizeof tl);
+        if (tl.epoch != i) fail_msg("launch %u got epoch %u", i, tl.epoch);
+    }
+    tidal_slot *slot = (tidal_slot *)(uintptr_t)(tl.partition + TIDAL_PARTITION_HEADER) + tl.slot;
+    slot->claim = (uint64_t)TIDAL_EPOCH_MASK << TIDAL_EPOCH_SHIFT | 50;
+    slot->guard = (uint64_t)TIDAL_EPOCH_MASK << TIDAL_EPOCH_SHIFT | 3;
+    assert_int_equal(tidal_launch_kernel(&fk, 50, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.epoch, 1);
+    assert_true(slot->claim == 0 && slot->guard == 0);
+    assert_true(slot->tag == TIDAL_SLOT_RESERVED);
+    tidal_stream_bind(s, NULL);
+}
+
+/* Without a green-context API (this fake driver) only sets of all SMs are placed; streams
+ * of other partitions are plain streams whose clones do the masking. */
+static void test_partition_stream(void **state)
+{
+    (void)state;
+    tidal_part *a, *b;
+    assert_int_equal(tidal_partition_create("a", "all", &a), TIDAL_OK);
+    assert_int_equal(tidal_partition_create("b", "0-65", &b), TIDAL_OK);
+    assert_int_equal(tidal_partition_placed(a), 1);
+    assert_int_equal(tidal_partition_placed(b), 0);
+    void *sa = NULL, *sb = NULL;
+    assert_int_equal(tidal_partition_stream(a, -1, &sa), TIDAL_OK);
+    assert_int_equal(tidal_partition_stream(b, 0, &sb), TIDAL_OK);
+    assert_non_null(sa);
+    assert_int_equal(tidal_partition_stream(NULL, 0, &sa), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_partition_destroy(b), TIDAL_ERR_BUSY);   /* its stream is bound */
+    assert_int_equal(tidal_stream_bind(sb, NULL), TIDAL_OK);
 }
 
 static void test_launch_passthrough(void **state)
@@ -344,8 +508,8 @@ static void test_flow_in(void **state)
     assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     tidal_launch owner;
     memcpy(&owner, last.params[2], sizeof owner);
-    assert_int_not_equal(owner.key, 0);
-    assert_int_equal(owner.flags, 0);
+    assert_int_equal(owner.flags, TIDAL_LAUNCH_HIST);   /* 0-65 of all: dynamic, epoch mode */
+    assert_int_equal(owner.epoch, 1);
     unsigned owner_grid = last.grid[0];
 
     /* shrink: no joiners */
@@ -356,7 +520,8 @@ static void test_flow_in(void **state)
     assert_int_equal(tidal_partition_set(p, "0-131"), TIDAL_OK);
     assert_int_equal(last.calls, 1);
     assert_ptr_equal(last.f, &fkc);
-    assert_int_equal(last.grid[0], owner_grid);
+    assert_int_equal(last.grid[0], FAKE_OCC * 100);   /* occupancy x the 100 SMs added */
+    assert_true(last.grid[0] < owner_grid);
     assert_int_equal(last.block[0], 128);
     assert_int_not_equal(last.stream, s);   /* beside the owner, not behind it */
     assert_int_equal(last.bufsize, 16 + sizeof(tidal_launch));
@@ -368,8 +533,9 @@ static void test_flow_in(void **state)
     assert_int_equal(b1, 77);
     tidal_launch j;
     memcpy(&j, last.buf + 16, sizeof j);
-    assert_int_equal(j.key, owner.key);
-    assert_int_equal(j.flags, TIDAL_LAUNCH_JOIN);
+    assert_int_equal(j.slot, owner.slot);
+    assert_int_equal(j.epoch, owner.epoch);
+    assert_int_equal(j.flags, TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_JOIN);
     assert_int_equal(j.partition, owner.partition);
     assert_int_equal(j.grid[0], 5000);
     tidal_stats st;
@@ -430,6 +596,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_driver, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partitions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_static, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_hybrid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_wrap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partition_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_passthrough, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_extra_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, setup, teardown),

@@ -40,7 +40,7 @@ run_prog() {   # run_prog LABEL CMD...
   LAST_OUT=$out
 }
 
-CFLAGS="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I$root/passes -I$root/runtime -I$CUDA_HOME/include"
+CFLAGS="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I$root/passes -I$root/runtime -I$root/abi -I$CUDA_HOME/include"
 build() {
   set -e
   echo "== build in $B"
@@ -66,9 +66,9 @@ build() {
     gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
-  "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -Xlinker -export-dynamic "$here/rt_app.cu" -o "$B/rt_app_linked" \
+  "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" -Xlinker -export-dynamic "$here/rt_app.cu" -o "$B/rt_app_linked" \
     --tidal-report="$B/rt_app.report"
-  "$B/bin/tidal-nvcc" --tidal-no-runtime -arch=sm_90a -O2 -I"$root/runtime" "$here/rt_app.cu" "$B/obj/rt_smset.o" -o "$B/rt_app_plain"
+  "$B/bin/tidal-nvcc" --tidal-no-runtime -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" "$here/rt_app.cu" "$B/obj/rt_smset.o" -o "$B/rt_app_plain"
   cd - >/dev/null
   set +e
   echo "build ok"

@@ -66,6 +66,24 @@ done:
 ; CHECK-NEXT:      i32 0, label %tdl.after.barrier
 ; CHECK-NEXT:      i32 1, label %tdl.after.barrier1
 ; CHECK-NEXT:    ]
+; A clone's static fast path runs the same logical blocks through the funnel: its own
+; chunk straight to tdl.logical (no barrier before it), the funnel's end to the latch,
+; and after the chunk the exit of the whole block when the launch has no tickets.
+; CHECK-LABEL: define ptx_kernel void @k__tidal_reshaped(
+; CHECK:       tdl.fast.chunk:
+; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.chunk
+; CHECK-NEXT:    [[FNONE:%[0-9]+]] = icmp uge i32 %tdl.b0.fast, %tdl.total
+; CHECK-NEXT:    br i1 [[FNONE]], label %tdl.exit, label %tdl.start
+; CHECK:       tdl.started:
+; CHECK-NOT:     call
+; CHECK:         br label %tdl.logical
+; CHECK:       tdl.claim:
+; CHECK:         [[CDONE:%[0-9]+]] = and i1 {{%[0-9]+}}, %tdl.fast.a.{{[0-9]+}}
+; CHECK-NEXT:    br i1 [[CDONE]], label %tdl.exit, label %tdl.claim.go
+; CHECK:       tdl.exit:
+; CHECK-NEXT:    ret void
+; CHECK:       tdl.funnel.done:
+; CHECK-NEXT:    br label %tdl.next
 ; The reshaped clone gets the same funnel.
 ; CHECK-LABEL: define ptx_kernel void @k2__tidal_reshaped(
 ; CHECK-NOT:   call void @llvm.nvvm.barrier.cta.sync.aligned.all

@@ -1,15 +1,26 @@
 ; RUN: tidal-opt %s -p tidal --report -o %t.ll | FileCheck %s --check-prefix=REPORT
 ; RUN: FileCheck %s < %t.ll
+; RUN: opt -passes=verify %t.ll -disable-output
 ; RUN: llc -march=nvptx64 -mcpu=sm_90a %t.ll -o %t.ptx
+; RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+; RUN: grep -c 'tdl_xp<4>' %t.ptx | FileCheck %s --check-prefix=COUNT
 ; RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o /dev/null %}
 ; RUN: tidal-opt %s -p tidal --emit=bc -o %t.bc
 ; RUN: llvm-dis %t.bc -o - | FileCheck %s
+; The protocol is the snippets' alone: outside their asm text, no atomics, fences or sleeps.
+; RUN: sed -e 's/asm sideeffect "[^"]*"/asm sideeffect "..."/' %t.ll | not grep -E 'atomic|cmpxchg|fence|nanosleep'
 ;
-; The tidal transform at IR level (--emit=llvm, the default for IR input):
-; the kernel keeps its name and parameters, reads @__tidal_ctl, runs a verbatim
-; copy of its body when that is 0 (launch case a), and otherwise claims
-; logical blocks: ctaid/nctaid reads become the logical ids, `ret` goes to the
-; loop latch. The clone @K__tidal_reshaped takes a byval tidal_launch.
+; The tidal transform at IR level (--emit=llvm, the default for IR input) is the PTX
+; pass's skeleton (passes/tidal_code.c) around the protocol's snippets
+; (passes/tidal_protocol.c) as inline asm: the kernel keeps its name and parameters,
+; runs a verbatim copy of its body when @__tidal_ctl is 0 or the grid is too large
+; (launch case a); else the launch values, then either the static fast path (a STATIC
+; launch in epoch mode: every thread takes its own chunk, the leader STARTs it, no
+; barrier) or the leader's ENTER and b0 published through @__tidal_sh at one barrier,
+; the logical blocks of the chunk (ctaid/nctaid reads become the logical ids, `ret`
+; goes to the loop latch), the launch values again and the leader's CLAIM (after a
+; fast chunk with no tickets, the block exits instead), and at the end the leader's
+; LEAVE. The clone @K__tidal_reshaped takes a byval tidal_launch (56 bytes).
 
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -60,25 +71,22 @@ entry:
   ret void
 }
 
-; the module globals of runtime/tidal_abi.h
+; the module globals of abi/tidal_abi.h, and __tidal_sh (TIDAL_SH_BYTES, align 8)
 ; CHECK-DAG: @__tidal_ctl = weak addrspace(4) externally_initialized global i64 0, align 8
-; CHECK-DAG: @__tidal_rewritten_v{{[0-9]+}} = weak addrspace(1) global i32 1, align 4
-; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i64, i32, i32 }
-; CHECK-DAG: @__tidal_sh = internal addrspace(3) global [2 x i32] undef, align 4
+; CHECK-DAG: @__tidal_rewritten_v3 = weak addrspace(1) global i32 1, align 4
+; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i32, i32, i32, i32, i64, i64 }
+; CHECK-DAG: @__tidal_sh = internal addrspace(3) global [24 x i8] undef, align 8
 
 ; CHECK-LABEL: define ptx_kernel void @guarded(ptr addrspace(1) %out, i32 %n) {
 ; CHECK-NEXT:  tdl.entry:
-; CHECK-NEXT:    [[CTL:%.+]] = load i64, ptr addrspace(4) @__tidal_ctl, align 8
-; %gridid is 64-bit; LLVM 22's llvm.nvvm.read.ptx.sreg.gridid is i32: inline asm
-; CHECK-NEXT:    %tdl.key = call i64 asm "mov.u64 $0, %gridid;", "=l"()
-; CHECK-NEXT:    [[NX:%[0-9]+]] = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
-; CHECK:         [[DIRECT:%[0-9]+]] = icmp eq i64 [[CTL]], 0
+; CHECK-NEXT:    %tdl.ctl0 = load i64, ptr addrspace(4) @__tidal_ctl, align 8
+; CHECK-NEXT:    [[DIRECT:%[0-9]+]] = icmp eq i64 %tdl.ctl0, 0
 ; CHECK-NEXT:    br i1 [[DIRECT]], label %[[COPY:.+]], label %tdl.grid
 ; the rewritten body: logical ids, ret → the latch
 ; CHECK:       entry:
 ; CHECK-NEXT:    %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 ; CHECK-NEXT:    %base = shl i32 %tdl.ctaid.x, 7
-; CHECK:         store i32 [[NX]], ptr addrspace(1) %p, align 4
+; CHECK:         store i32 %tdl.nctaid.x, ptr addrspace(1) %p, align 4
 ; CHECK:       done:
 ; CHECK-NEXT:    br label %tdl.next
 ; the verbatim copy (case a): physical ids, a real ret
@@ -87,29 +95,80 @@ entry:
 ; CHECK-NEXT:    [[NB:%.+]] = call i32 @llvm.nvvm.read.ptx.sreg.nctaid.x()
 ; CHECK:         store i32 [[NB]]
 ; CHECK:         ret void
-; slot by %gridid, gate on %smid
-; CHECK:       tdl.common:
+; a grid of TIDAL_MAX_LOGICAL blocks or more runs the copy too
+; CHECK:       tdl.grid:
+; CHECK:         [[BIG:%[0-9]+]] = icmp uge i64 {{%[0-9]+}}, 16777216
+; CHECK-NEXT:    br i1 [[BIG]], label %[[COPY]], label %tdl.values
+; launch values of the original grid (probe mode: flags 28, key %gridid, base/epoch/slotix/hist 0)
+; CHECK:       tdl.values:
+; CHECK-NEXT:    %tdl.ctl = load i64, ptr addrspace(4) @__tidal_ctl, align 8
+; CHECK:         %tdl.total = mul i32
+; CHECK-NEXT:    [[C0:%[0-9]+]] = lshr i32 %tdl.total, 11
+; CHECK:         %tdl.chunk = select i1 {{%[0-9]+}}, i32 {{%[0-9]+}}, i32 1
+; %gridid is 64-bit; LLVM 22's llvm.nvvm.read.ptx.sreg.gridid is i32: inline asm
+; CHECK-NEXT:    %tdl.key = call i64 asm "mov.u64 $0, %gridid;", "=l"()
+; CHECK-NEXT:    [[KZ:%[0-9]+]] = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()
+; CHECK:         %tdl.pid = add i32
 ; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
-; CHECK-NEXT:    {{%.+}} = call i32 @llvm.nvvm.read.ptx.sreg.smid()
-; CHECK:       tdl.lead:
-; CHECK:         cmpxchg ptr addrspace(1) {{%.+}}, i64 0, i64 %tdl.key syncscope("device") acquire acquire
-; CHECK:       tdl.sleep:
-; CHECK-NEXT:    call void @llvm.nvvm.nanosleep(i32 1000)
-; CHECK:       tdl.found:
-; CHECK:         load atomic i64, ptr addrspace(1) {{%.+}} syncscope("device") monotonic, align 8
+; the fast path's test, (flags & 7) == STATIC, folds to false: flags 28 has no STATIC
+; CHECK-NEXT:    br i1 false, label %tdl.fast.chunk, label %tdl.enter
+; CHECK:       tdl.enter:
+; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.enter.leader, label %tdl.claimed
+; ENTER, by the leader: its operands in the snippet's order (b0 out, early-clobber;
+; ctl, key, flags, total, chunk, base, phys, pid, epoch, slotix, sh)
+; CHECK:       tdl.enter.leader:
+; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{\0A{{.*}}tdl_probe{{.*}}}", "=&r,l,l,r,r,r,r,r,r,r,r,l,~{memory}"(i64 %tdl.ctl, i64 %tdl.key, i32 28, i32 %tdl.total, i32 %tdl.chunk, i32 0, i32 %tdl.total, i32 %tdl.pid, i32 0, i32 0, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET:[0-9]+]]
+; CHECK-NEXT:    br label %tdl.publish
+; after a chunk: the values again (never fast here), then CLAIM by the leader (ctl,
+; flags, total, chunk, base, phys, epoch, hist, sh)
+; CHECK:       tdl.claim:
+; CHECK-NEXT:    %tdl.claim.ctl = load i64, ptr addrspace(4) @__tidal_ctl, align 8
+; CHECK:         [[NT:%[0-9]+]] = icmp uge i32 0, %tdl.claim.total
+; CHECK-NEXT:    [[DONE:%[0-9]+]] = and i1 [[NT]], false
+; CHECK-NEXT:    br i1 [[DONE]], label %tdl.exit, label %tdl.claim.go
+; CHECK:       tdl.claim.go:
+; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.claim.leader, label %tdl.claimed
+; CHECK:       tdl.claim.leader:
+; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{\0A{{.*}}}", "=&r,l,r,r,r,r,r,r,l,l,~{memory}"(i64 %tdl.claim.ctl, i32 28, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 0, i32 %tdl.claim.total, i32 0, i64 0, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    br label %tdl.publish
+; the leader publishes b0 in this round's word of __tidal_sh (offset 0 or 4)
+; CHECK:       tdl.publish:
+; CHECK:         %tdl.b0.new = phi i32 [ %tdl.b0.enter, %tdl.enter.leader ], [ %tdl.b0.claim, %tdl.claim.leader ]
+; CHECK-NEXT:    [[OFF:%[0-9]+]] = select i1 [[ODD:%tdl.odd.a.[0-9]+]], i64 4, i64 0
+; CHECK-NEXT:    [[W:%.+]] = getelementptr i8, ptr addrspace(3) @__tidal_sh, i64 [[OFF]]
+; CHECK-NEXT:    store i32 %tdl.b0.new, ptr addrspace(3) [[W]], align 4
+; CHECK-NEXT:    br label %tdl.claimed
+; the one barrier per chunk; everyone reads b0, flips the parity
 ; CHECK:       tdl.claimed:
-; CHECK:         call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
+; CHECK:         [[TOTAL:%tdl.total.a.[0-9]+]] = phi i32 [ %tdl.total.a.0, %tdl.publish ], [ %tdl.claim.total, %tdl.claim.go ], [ %tdl.total, %tdl.enter ]
+; CHECK:         [[ODD1:%tdl.odd.a.[0-9]+]] = phi i1 [ [[ODD]], %tdl.publish ], [ [[ODD2:%tdl.odd.a.[0-9]+]], %tdl.claim.go ], [ false, %tdl.enter ]
+; CHECK-NEXT:    call void @llvm.nvvm.barrier.cta.sync.all(i32 0)
+; CHECK-NEXT:    [[ROFF:%[0-9]+]] = select i1 [[ODD1]], i64 4, i64 0
+; CHECK-NEXT:    [[R:%.+]] = getelementptr i8, ptr addrspace(3) @__tidal_sh, i64 [[ROFF]]
+; CHECK-NEXT:    %tdl.b0 = load i32, ptr addrspace(3) [[R]], align 4
+; CHECK-NEXT:    [[FLIP:%[0-9]+]] = xor i1 [[ODD1]], true
+; CHECK-NEXT:    [[NONE:%[0-9]+]] = icmp uge i32 %tdl.b0, [[TOTAL]]
+; CHECK-NEXT:    br i1 [[NONE]], label %tdl.depart, label %tdl.chunk.start
+; the logical-block loop: entered from the fast path (its own chunk, parity still
+; even) or after the barrier (parity flipped)
+; CHECK:       tdl.logical:
+; CHECK-NEXT:    %tdl.lin.a.0 = phi i32 [ %tdl.b0.fast, %tdl.started ], [ {{%[0-9]+}}, %tdl.next.block ], [ %tdl.b0, %tdl.chunk.start ]
+; CHECK-NEXT:    %tdl.b1.a.0 = phi i32
+; CHECK-NEXT:    [[ODD2]] = phi i1 [ false, %tdl.started ], [ [[ODD2]], %tdl.next.block ], [ [[FLIP]], %tdl.chunk.start ]
 ; CHECK:       tdl.body:
 ; CHECK-NEXT:    %tdl.ctaid.x = phi i32
 ; CHECK:         br label %entry
 ; CHECK:       tdl.next:
 ; no barrier between logical blocks: no shared memory, barriers or warp collectives
 ; CHECK-NOT:     barrier
+; CHECK:       tdl.depart:
+; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.depart.leader, label %tdl.exit
+; LEAVE, by the leader, with the values of the last derivation (flags, phys, pid, sh)
 ; CHECK:       tdl.depart.leader:
-; CHECK:         atomicrmw add ptr addrspace(1) {{%.+}}, i32 1 syncscope("device") acq_rel
-; CHECK:       tdl.reset.done:
-; CHECK-NEXT:    fence syncscope("device") acq_rel
-; CHECK:         store atomic i64 0, ptr addrspace(1) {{%.+}} syncscope("device") monotonic, align 8
+; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,r,r,l,~{memory}"(i32 28, i32 %tdl.phys.a.{{[0-9]+}}, i32 %tdl.pid.a.{{[0-9]+}}, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    ret void
+; the non-leaders at the end, and the fast path's whole block (no chunk, no tickets)
+; CHECK:       tdl.exit: ; preds = %tdl.depart, %tdl.claim, %tdl.fast.chunk
 ; CHECK-NEXT:    ret void
 
 ; CHECK-LABEL: define ptx_kernel void @reverse(ptr addrspace(1) %buf) {
@@ -122,13 +181,97 @@ entry:
 ; CHECK:       tdl.next.block:
 ; CHECK-NEXT:    call void @llvm.nvvm.barrier.cta.sync.all(i32 1)
 
-; the reshaped clones (case c): one more parameter, grid from it
+; the reshaped clones (case c): one more parameter, launch values from it
 ; CHECK-LABEL: define ptx_kernel void @guarded__tidal_reshaped(ptr addrspace(1) %out, i32 %n, ptr noundef byval(%struct.tidal_launch) align 8 %__tidal_launch) {
-; CHECK:         %tdl.part = load i64, ptr %__tidal_launch, align 8
-; CHECK:         %tdl.ctl = select i1 {{%.+}}, i64 {{%.+}}, i64 %tdl.part
+; CHECK-NEXT:  tdl.entry:
+; CHECK-NEXT:    %tdl.part0 = load i64, ptr %__tidal_launch, align 8
+; CHECK:         %tdl.ctl0 = select i1 {{%.+}}, i64 {{%.+}}, i64 %tdl.part0
 ; CHECK:       tdl.trap:
 ; CHECK-NEXT:    call void @llvm.trap()
-; slot key and joining from the parameter (tidal_launch.key, .flags)
-; CHECK:         %tdl.key = select i1 {{%.+}}, i64 %tdl.gridid, i64 %tdl.key.param
-; CHECK:         %tdl.join = icmp ne i32 {{%.+}}, 0
+; CHECK:       tdl.grid:
+; CHECK:         icmp uge i64 {{%[0-9]+}}, 16777216
+; CHECK-NEXT:    br i1 {{%[0-9]+}}, label %tdl.trap, label %tdl.values
+; tidal_launch: chunk at 20, slot 24, epoch 28, flags 32, base 36, key 40 (| %gridid),
+; sm_blocks 48 (the hist operand)
+; CHECK:       tdl.values:
+; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 20
+; CHECK-NEXT:    %tdl.chunk.param = load i32
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 24
+; CHECK-NEXT:    %tdl.slotix = load i32
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 28
+; CHECK-NEXT:    %tdl.epoch = load i32
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 32
+; CHECK-NEXT:    %tdl.flags = load i32
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 36
+; CHECK-NEXT:    %tdl.base = load i32
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 40
+; CHECK-NEXT:    %tdl.key.param = load i64
+; CHECK-NEXT:    %tdl.gridid = call i64 asm "mov.u64 $0, %gridid;", "=l"()
+; CHECK-NEXT:    %tdl.key = or i64 %tdl.key.param, %tdl.gridid
+; CHECK-NEXT:    getelementptr i8, ptr %__tidal_launch, i64 48
+; CHECK-NEXT:    %tdl.hist = load i64
+; chunk clamped to 1..TIDAL_MAX_CHUNK; phys: the launch's own grid
+; CHECK:         %tdl.chunk = select i1 {{%.+}}, i32 {{%.+}}, i32 64
+; CHECK:         %tdl.phys = mul i32
+; the static fast path: flags & (JOIN|STATIC|PROBE) == STATIC
+; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
+; CHECK-NEXT:    [[FM:%[0-9]+]] = and i32 %tdl.flags, 7
+; CHECK-NEXT:    %tdl.fast = icmp eq i32 [[FM]], 2
+; CHECK-NEXT:    br i1 %tdl.fast, label %tdl.fast.chunk, label %tdl.enter
+; every thread computes its own chunk; none: the whole block exits
+; CHECK:       tdl.fast.chunk:
+; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.chunk
+; CHECK-NEXT:    [[FNONE:%[0-9]+]] = icmp uge i32 %tdl.b0.fast, %tdl.total
+; CHECK-NEXT:    br i1 [[FNONE]], label %tdl.exit, label %tdl.start
+; CHECK:       tdl.start:
+; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.start.leader, label %tdl.started
+; START, by the leader: no outputs, b0 an input (b0, ctl, flags, total, chunk, base,
+; slotix, hist, sh)
+; CHECK:       tdl.start.leader:
+; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,l,r,r,r,r,r,l,l,~{memory}"(i32 %tdl.b0.fast, i64 %tdl.ctl, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.slotix, i64 %tdl.hist, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    br label %tdl.started
+; straight to the logical blocks: no ENTER, no publish, no barrier
+; CHECK:       tdl.started:
+; CHECK-NOT:     call
+; CHECK:         br label %tdl.logical
+; CHECK:       tdl.enter.leader:
+; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{{.*}}"(i64 %tdl.ctl, i64 %tdl.key, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.phys, i32 %tdl.pid, i32 %tdl.epoch, i32 %tdl.slotix, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; after a chunk: a fast worker in a launch without tickets (base >= total) exits with
+; its whole block, no CLAIM or LEAVE; else fast is cleared and the leader claims
+; CHECK:       tdl.claim:
+; CHECK:         %tdl.claim.hist = load i64
+; CHECK:         [[CNT:%[0-9]+]] = icmp uge i32 %tdl.claim.base, %tdl.claim.total
+; CHECK-NEXT:    [[CDONE:%[0-9]+]] = and i1 [[CNT]], [[WASFAST:%tdl.fast.a.[0-9]+]]
+; CHECK-NEXT:    br i1 [[CDONE]], label %tdl.exit, label %tdl.claim.go
+; CHECK:       tdl.claim.leader:
+; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{{.*}}"(i64 %tdl.claim.ctl, i32 %tdl.claim.flags, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 %tdl.claim.base, i32 %tdl.claim.phys, i32 %tdl.claim.epoch, i64 %tdl.claim.hist, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK:       tdl.claimed:
+; CHECK:         [[FAST1:%tdl.fast.a.[0-9]+]] = phi i1 [ {{%tdl.fast.a.[0-9]+}}, %tdl.publish ], [ false, %tdl.claim.go ], [ %tdl.fast, %tdl.enter ]
+; CHECK:       tdl.logical:
+; CHECK:         [[WASFAST]] = phi i1 [ %tdl.fast, %tdl.started ], [ [[WASFAST]], %tdl.next.block ], [ [[FAST1]], %tdl.chunk.start ]
+; the clone re-reads the logical grid at each logical block
+; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 8
+; CHECK-NEXT:    %tdl.nctaid.x = load i32
+; CHECK:       tdl.depart.leader:
+; CHECK-NEXT:    call void asm sideeffect "{{.*}}"(i32 %tdl.flags.a.{{[0-9]+}}, i32 %tdl.phys.a.{{[0-9]+}}, i32 %tdl.pid.a.{{[0-9]+}}, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
 ; CHECK-LABEL: define ptx_kernel void @reverse__tidal_reshaped(ptr addrspace(1) %buf, ptr noundef byval(%struct.tidal_launch) align 8 %__tidal_launch) {
+
+; The snippets stay where the skeleton puts them: once, between two barriers.
+; CHECK: attributes #[[SNIPPET]] = { convergent noduplicate nounwind }
+
+; Lowered: the snippets' own registers and labels, each in its { } scope, and the
+; 56-byte tidal_launch parameter.
+; PTX:       .shared .align 8 .b8 __tidal_sh[24];
+; PTX-LABEL: .visible .entry guarded(
+; PTX:       mov.u64 %rd{{[0-9]+}}, %gridid;
+; PTX:       // begin inline asm
+; PTX-NEXT:  {
+; PTX-NEXT:  .reg .pred {{.*}}%tdl_xp<4>;
+; PTX:       tdl_probe:
+; PTX:       }
+; PTX-NEXT:  // end inline asm
+; PTX-LABEL: .visible .entry guarded__tidal_reshaped(
+; PTX:       .param .align 8 .b8 guarded__tidal_reshaped_param_2[56]
+; Three snippets (enter, claim, leave) in each original entry, whose dead fast path
+; llc drops, four (and start) in each clone, none duplicated by the backend:
+; COUNT: 14

@@ -1,0 +1,55 @@
+/* tidal_protocol.h — the device side of the tidal protocol (abi/tidal_abi.h), written
+ * once as PTX snippets that both rewriters instantiate: the PTX pass as text with
+ * %tdl_<name> registers, the LLVM-IR path as inline asm with one operand per name.
+ *
+ * Each snippet is executed by the leader thread (thread 0) of a worker block, is one
+ * `{ }` scope with its own registers and labels, and keeps the worker's private state
+ * (slot address, state bits) in the shared variable __tidal_sh, whose address is the
+ * operand `sh`:
+ *   enter  first thing a worker does: find the slot (probe mode), arrive, and take the
+ *          first chunk (static mode: its own; dynamic: claimed); out: b0
+ *   claim  after a chunk: claim the next one, or leave because the SM was taken away
+ *          (unless the liveness guard keeps this worker); out: b0
+ *   leave  when b0 >= total: wait for joiners, count out, reset a probed slot
+ *   start  the static fast path (epoch mode): a worker begins its own chunk b0 with no
+ *          memory read and no barrier; counts it and prepares the claim after it
+ * b0 >= total means "no chunk: leave". The skeleton around them (publishing b0 to the
+ * block through __tidal_sh and one barrier, the logical-block loop) is written by each
+ * rewriter; docs/design.md, "The protocol", gives the whole picture. */
+#ifndef TIDAL_PROTOCOL_H
+#define TIDAL_PROTOCOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum { TIDAL_OP_U32, TIDAL_OP_U64 } tidal_op_type;
+
+typedef struct tidal_operand {
+    const char *name; /* appears as %[name] in the text */
+    tidal_op_type type;
+    bool out;         /* written by the snippet (outputs come first) */
+} tidal_operand;
+
+typedef struct tidal_snippet {
+    const char *name;
+    const char *text;
+    const tidal_operand *ops;
+    unsigned nops;
+} tidal_snippet;
+
+extern const tidal_snippet tidal_snippet_enter, tidal_snippet_claim, tidal_snippet_leave, tidal_snippet_start;
+
+/* Bytes of __tidal_sh the snippets and the skeleton use (b0 double buffer, slot, state). */
+#define TIDAL_SH_BYTES 24 /* +20: start of the chunk the block runs, for HIST/EXEC */
+#define TIDAL_SH_OFF_B0_EVEN 0
+#define TIDAL_SH_OFF_B0_ODD 4
+#define TIDAL_SH_OFF_SLOT 8
+#define TIDAL_SH_OFF_STATE 16
+
+/* The snippet as PTX text: %[x] becomes %tdl_x (malloc'd). */
+char *tidal_snippet_ptx(const tidal_snippet *s);
+/* The snippet as an inline-asm string: %[x] becomes $k, outputs numbered first, and
+ * *constraints gets the matching "=r,r,l,..." (both malloc'd). */
+char *tidal_snippet_asm(const tidal_snippet *s, char **constraints);
+
+#endif

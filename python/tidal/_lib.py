@@ -1,0 +1,363 @@
+"""libtidal through ctypes: loading, prototypes, errors, the Triton load hook (private).
+
+tidal.triton and tidal.torch share this module; users never see ctypes. Three things live
+here:
+
+* Lib: one loaded libtidal with the prototypes of runtime/tidal.h bound. Entry points the
+  library lacks (an older build) raise TidalError when called, naming the function.
+* Finding the library: the copy preloaded into the process (LD_PRELOAD=libtidal-preload.so,
+  as tidal-run sets it; found through the global symbol scope, ctypes.CDLL(None)), else an
+  explicit path (TIDAL_LIB) or libtidal.so next to tidal-ptxas (tidal.triton only).
+  launches_interposed() tells whether cuLaunchKernel in this process is libtidal's.
+* The Triton hook: Triton's load_binary wrapped so that every module Triton loads goes
+  through tidal_module_attach (its functions loaded eagerly, its __tidal_ctl pointed at a
+  partition) and is counted as rewritten or not.
+"""
+import ctypes
+import os
+import shutil
+import sys
+import threading
+
+__all__ = ["TidalError", "Lib", "SmSet", "Stats", "find_preloaded", "load_path", "launches_interposed",
+           "find_ptxas", "is_tidal_ptxas", "install_triton_hook", "triton_hook_counts", "smset_bits_to_list"]
+
+
+class TidalError(RuntimeError):
+    """A libtidal call failed, or tidal cannot run here; the text says why."""
+
+
+# runtime/tidal.h status codes (names used when the library itself is not loaded)
+OK = 0
+ERR_INVALID = -1
+ERR_PARSE = -2
+ERR_NOT_INIT = -3
+ERR_NO_DRIVER = -4
+ERR_CUDA = -5
+ERR_NO_MEMORY = -6
+ERR_EXISTS = -7
+ERR_NOT_FOUND = -8
+ERR_NOT_REWRITTEN = -9
+ERR_BUSY = -10
+ERR_SMS = -11
+ERR_DAEMON = -12
+ERR_MPS = -13
+
+PLACE_HYBRID = 0
+PLACE_PERSISTENT = 1
+PLACE_ORIGINAL = 2
+PLACEMENTS = {"hybrid": PLACE_HYBRID, "persistent": PLACE_PERSISTENT, "original": PLACE_ORIGINAL}
+
+SMSET_WORDS = 4
+MAX_SMS = 64 * SMSET_WORDS
+
+
+class SmSet(ctypes.Structure):
+    """struct tidal_smset: bit s of bits[s / 64] is SM s."""
+    _fields_ = [("bits", ctypes.c_uint64 * SMSET_WORDS)]
+
+
+_U64 = ctypes.c_uint64
+STATS_COUNTERS = ("launches_rewritten", "launches_original", "launches_unknown", "launches_refused",
+                  "launches_unmasked", "joins", "violations")
+
+
+class Stats(ctypes.Structure):
+    """struct tidal_stats (runtime/tidal.h), in its field order."""
+    _fields_ = [(n, _U64) for n in STATS_COUNTERS] + [("sm_blocks", _U64 * MAX_SMS)]
+
+
+_vp = ctypes.c_void_p
+_P = ctypes.POINTER
+# name: (restype, argtypes), as declared in runtime/tidal.h
+PROTOTYPES = {
+    "tidal_init": (ctypes.c_int, [ctypes.c_uint]),
+    "tidal_shutdown": (ctypes.c_int, []),
+    "tidal_strerror": (ctypes.c_char_p, [ctypes.c_int]),
+    "tidal_last_error": (ctypes.c_char_p, []),
+    "tidal_device_sms": (ctypes.c_int, [_P(ctypes.c_uint)]),
+    "tidal_smset_parse": (ctypes.c_int, [ctypes.c_char_p, _P(SmSet), _P(ctypes.c_int), _P(ctypes.c_size_t)]),
+    "tidal_smset_format": (ctypes.c_size_t, [_P(SmSet), ctypes.c_char_p, ctypes.c_size_t]),
+    "tidal_smset_count": (ctypes.c_uint, [_P(SmSet)]),
+    "tidal_partition_create": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, _P(_vp)]),
+    "tidal_partition_find": (ctypes.c_int, [ctypes.c_char_p, _P(_vp)]),
+    "tidal_partition_set": (ctypes.c_int, [_vp, ctypes.c_char_p]),
+    "tidal_partition_set_mask": (ctypes.c_int, [_vp, _P(SmSet)]),
+    "tidal_partition_get_mask": (ctypes.c_int, [_vp, _P(SmSet)]),
+    "tidal_partition_name": (ctypes.c_char_p, [_vp]),
+    "tidal_partition_destroy": (ctypes.c_int, [_vp]),
+    "tidal_stream_bind": (ctypes.c_int, [_vp, _vp]),
+    "tidal_set_default_partition": (ctypes.c_int, [_vp]),
+    "tidal_partition_stream": (ctypes.c_int, [_vp, ctypes.c_int, _P(_vp)]),
+    "tidal_partition_placed": (ctypes.c_int, [_vp]),
+    "tidal_partition_set_placement": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_uint]),
+    "tidal_module_attach": (ctypes.c_int, [_vp, _vp]),
+    "tidal_stats_get": (ctypes.c_int, [_vp, _P(Stats)]),
+    "tidal_stats_reset": (ctypes.c_int, [_vp]),
+}
+
+_ERR_NAMES = {OK: "TIDAL_OK", ERR_INVALID: "TIDAL_ERR_INVALID", ERR_PARSE: "TIDAL_ERR_PARSE",
+              ERR_NOT_INIT: "TIDAL_ERR_NOT_INIT", ERR_NO_DRIVER: "TIDAL_ERR_NO_DRIVER", ERR_CUDA: "TIDAL_ERR_CUDA",
+              ERR_NO_MEMORY: "TIDAL_ERR_NO_MEMORY", ERR_EXISTS: "TIDAL_ERR_EXISTS",
+              ERR_NOT_FOUND: "TIDAL_ERR_NOT_FOUND", ERR_NOT_REWRITTEN: "TIDAL_ERR_NOT_REWRITTEN",
+              ERR_BUSY: "TIDAL_ERR_BUSY", ERR_SMS: "TIDAL_ERR_SMS", ERR_DAEMON: "TIDAL_ERR_DAEMON",
+              ERR_MPS: "TIDAL_ERR_MPS"}
+
+
+class _Missing:
+    """Stands in for an entry point the loaded library does not export."""
+
+    def __init__(self, name, path):
+        self.name, self.path = name, path
+
+    def __call__(self, *args):
+        raise TidalError("%s does not export %s (runtime/tidal.h): it is older than this python/tidal; "
+                         "rebuild it (make build)" % (self.path, self.name))
+
+
+class Lib:
+    """One libtidal, its prototypes bound. Attributes are the tidal_* functions.
+
+    The function objects are this object's own (CDLL[name] makes a fresh one), so code that
+    changes argtypes on the raw handle (.dll) does not change them here."""
+
+    def __init__(self, dll, path, preloaded):
+        self.dll = dll
+        self.path = path
+        self.preloaded = preloaded
+        self.missing = []
+        for name, (res, args) in PROTOTYPES.items():
+            try:
+                f = dll[name]
+            except AttributeError:
+                self.missing.append(name)
+                setattr(self, name, _Missing(name, path))
+                continue
+            f.restype = res
+            f.argtypes = args
+            setattr(self, name, f)
+
+    def strerror(self, st):
+        try:
+            s = self.tidal_strerror(st)
+            return s.decode() if s else _ERR_NAMES.get(st, str(st))
+        except TidalError:
+            return _ERR_NAMES.get(st, str(st))
+
+    def last_error(self):
+        try:
+            s = self.tidal_last_error()
+            return s.decode(errors="replace") if s else ""
+        except TidalError:
+            return ""
+
+    def error(self, st, what):
+        """TidalError for status st (read on the thread that got st: the detail is per thread)."""
+        detail = self.last_error()
+        return TidalError("%s: %s (%s)" % (what, detail or "failed", self.strerror(st)))
+
+    def check(self, st, what):
+        if st != OK:
+            raise self.error(st, what)
+        return st
+
+    def format_mask(self, mask):
+        buf = ctypes.create_string_buffer(1024)
+        n = self.tidal_smset_format(ctypes.byref(mask), buf, len(buf))
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            self.tidal_smset_format(ctypes.byref(mask), buf, len(buf))
+        return buf.value.decode()
+
+
+def smset_bits_to_list(mask):
+    """SM ids of a SmSet, ascending."""
+    return [s for s in range(MAX_SMS) if (mask.bits[s // 64] >> (s % 64)) & 1]
+
+
+# ------------------------------------------------------------------ where symbols come from
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _dladdr_fn():
+    for name in (None, "libdl.so.2"):
+        try:
+            f = ctypes.CDLL(name).dladdr
+        except (OSError, AttributeError):
+            continue
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        return f
+    return None
+
+
+def symbol_file(fn):
+    """Path of the shared object that defines the ctypes function fn (dladdr), or None."""
+    dladdr = _dladdr_fn()
+    if dladdr is None:
+        return None
+    info = _DlInfo()
+    addr = ctypes.cast(fn, ctypes.c_void_p).value
+    if not addr or not dladdr(addr, ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.path.realpath(info.dli_fname.decode(errors="replace"))
+
+
+def _global_scope():
+    return ctypes.CDLL(None)
+
+
+def find_preloaded():
+    """The libtidal already in the process's global symbol scope (preloaded, or linked in),
+    as a Lib; None when there is none."""
+    g = _global_scope()
+    try:
+        init = g.tidal_init
+    except AttributeError:
+        return None
+    path = symbol_file(init) or "<the process's global scope>"
+    return Lib(g, path, preloaded=True)
+
+
+def load_path(path):
+    """dlopen libtidal at path (RTLD_GLOBAL) as a Lib."""
+    try:
+        dll = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise TidalError("cannot load %s: %s" % (path, e)) from None
+    return Lib(dll, os.path.realpath(path), preloaded=False)
+
+
+def launches_interposed(lib):
+    """(True, path) when cuLaunchKernel, as the process's global scope resolves it, is
+    libtidal's (the preload's hook); else (False, what it resolves to)."""
+    g = _global_scope()
+    try:
+        f = g.cuLaunchKernel
+    except AttributeError:
+        return False, "no cuLaunchKernel in the global symbol scope"
+    where = symbol_file(f)
+    if where is None:
+        return False, "cuLaunchKernel of unknown origin (dladdr failed)"
+    return (lib is not None and where == lib.path), where
+
+
+# ------------------------------------------------------------------ tidal-ptxas
+
+def find_ptxas(explicit=None, lib_path=None):
+    """tidal-ptxas: explicit, else $TIDAL_PTXAS, else `tidal-ptxas` on PATH, else ../bin next
+    to the library. The first of these that is given decides (an explicit path or
+    $TIDAL_PTXAS that is not an executable file gives None, not a fallback)."""
+    for given in (explicit, os.environ.get("TIDAL_PTXAS")):
+        if given:
+            return os.path.abspath(given) if os.path.isfile(given) and os.access(given, os.X_OK) else None
+    cands = [shutil.which("tidal-ptxas")]
+    if lib_path and os.path.isabs(lib_path):
+        cands.append(os.path.join(os.path.dirname(lib_path), "..", "bin", "tidal-ptxas"))
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    return None
+
+
+def is_tidal_ptxas(path):
+    """Whether path names tidal-ptxas (by its name or the name of what it links to)."""
+    if not path:
+        return False
+    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    return any(n.startswith("tidal-ptxas") for n in names)
+
+
+_ptxas_checked = {}
+
+
+def ptxas_version(path):
+    """(ok, text): whether `path --version` runs and names a release, as Triton requires
+    (Triton silently falls back to its bundled ptxas when it does not)."""
+    if path in _ptxas_checked:
+        return _ptxas_checked[path]
+    import subprocess
+    try:
+        r = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+        text = (r.stdout + r.stderr).strip()
+        ok = r.returncode == 0 and "release" in text
+        line = [ln for ln in text.splitlines() if "release" in ln]
+        res = (ok, line[-1] if (ok and line) else "exit %d: %s" % (r.returncode, text[-300:]))
+    except (OSError, subprocess.SubprocessError) as e:
+        res = (False, str(e))
+    _ptxas_checked[path] = res
+    return res
+
+
+# ------------------------------------------------------------------ Triton's load_binary
+
+class _Hook:
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.installed = False
+        self.lib = None
+        self.resolver = None      # () -> partition handle (c_void_p) or None (the default)
+        self.attached = 0
+        self.not_rewritten = 0
+        self.not_rewritten_names = []
+        self.on_not_rewritten = None   # callback(name) (warn / raise)
+
+
+_hook = _Hook()
+
+
+def triton_hook_counts():
+    with _hook.lock:
+        return {"attached": _hook.attached, "not_rewritten": _hook.not_rewritten,
+                "not_rewritten_names": list(_hook.not_rewritten_names[:20])}
+
+
+def install_triton_hook(lib, resolver=None, on_not_rewritten=None, utils=None):
+    """Wrap Triton's load_binary once (idempotent): each module it loads is passed to
+    tidal_module_attach(module, resolver() or NULL). A later call may set the resolver (a
+    partition for modules loaded from then on) and the not-rewritten callback."""
+    with _hook.lock:
+        _hook.lib = lib
+        if resolver is not None:
+            _hook.resolver = resolver
+        if on_not_rewritten is not None:
+            _hook.on_not_rewritten = on_not_rewritten
+        if _hook.installed:
+            return
+        if utils is None:
+            from triton.runtime import driver
+            utils = driver.active.utils
+        orig = utils.load_binary
+
+        def load_binary(*args, **kwargs):
+            res = orig(*args, **kwargs)
+            name = args[0] if args else kwargs.get("name", "module")
+            with _hook.lock:
+                lib_, resolve, cb = _hook.lib, _hook.resolver, _hook.on_not_rewritten
+                part = resolve() if resolve is not None else None
+                if part is None:
+                    # attach needs an initialized runtime; Triton made its context current
+                    lib_.check(lib_.tidal_init(0), "tidal_init")
+                st = lib_.tidal_module_attach(ctypes.c_void_p(res[0]), part)
+                if st == ERR_NOT_REWRITTEN:
+                    _hook.not_rewritten += 1
+                    if len(_hook.not_rewritten_names) < 1000:
+                        _hook.not_rewritten_names.append(str(name))
+                else:
+                    lib_.check(st, "attaching Triton module %s" % name)
+                    _hook.attached += 1
+            if st == ERR_NOT_REWRITTEN and cb is not None:
+                cb(str(name))
+            return res
+
+        load_binary._tidal_hook = True
+        utils.load_binary = load_binary
+        _hook.installed = True
+
+
+def warn(msg):
+    sys.stderr.write("tidal: %s\n" % msg)
+    sys.stderr.flush()

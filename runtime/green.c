@@ -1,0 +1,219 @@
+/* green.c — placement: green contexts of SM sets (docs/design.md, "Hybrid placement").
+ *
+ * The device's SMs are split once into the finest groups the driver allows
+ * (cuDevSmResourceSplitByCount with CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: 2 SMs
+ * on the H200). Which %smid values a group holds is not in the API, so it is measured:
+ * a probe kernel records the %smid of its blocks in green contexts made of groups chosen
+ * by the bits of (group index + 1); an SM's bits then name its group. The map is checked
+ * (each group gets exactly its SM count) or placement is off for the process, with the
+ * reason logged. A partition's SM set that is exactly a union of groups gets a green
+ * context of those groups (made once per set: ~1 ms) whose streams place every kernel
+ * on exactly those SMs. Called with rt.lock held. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_state.h"
+
+/* One block per SM at a time (a large dynamic shared memory request) and a few µs each:
+ * every SM of the context runs some. out: 256-bit set of the %smid values seen. */
+static const char probe_ptx[] =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".extern .shared .align 16 .b8 tidal_probe_smem[];\n"
+    ".visible .entry tidal_smid_probe(.param .u64 out, .param .u64 ns)\n"
+    "{\n"
+    "\t.reg .pred %p;\n"
+    "\t.reg .b32 %r<5>;\n"
+    "\t.reg .b64 %rd<6>;\n"
+    "\tmov.u32 %r0, %tid.x;\n"
+    "\tsetp.ne.u32 %p, %r0, 0;\n"
+    "\t@%p bra DONE;\n"
+    "\tmov.u32 %r1, %smid;\n"
+    "\tld.param.u64 %rd0, [out];\n"
+    "\tshr.u32 %r2, %r1, 5;\n"
+    "\tmul.wide.u32 %rd1, %r2, 4;\n"
+    "\tadd.u64 %rd1, %rd0, %rd1;\n"
+    "\tand.b32 %r3, %r1, 31;\n"
+    "\tmov.u32 %r4, 1;\n"
+    "\tshl.b32 %r4, %r4, %r3;\n"
+    "\tred.global.or.b32 [%rd1], %r4;\n"
+    "\tst.shared.u32 [tidal_probe_smem], %r1;\n"
+    "\tld.param.u64 %rd2, [ns];\n"
+    "\tmov.u64 %rd3, %globaltimer;\n"
+    "SPIN:\n"
+    "\tmov.u64 %rd4, %globaltimer;\n"
+    "\tsub.u64 %rd5, %rd4, %rd3;\n"
+    "\tsetp.lt.u64 %p, %rd5, %rd2;\n"
+    "\t@%p bra SPIN;\n"
+    "DONE:\n"
+    "\tret;\n"
+    "}\n";
+
+#define PROBE_SMEM (120 * 1024)
+
+static int make_green(const unsigned *idx, unsigned n, CUgreenCtx *out)
+{
+    CUdevResource *res = calloc(n ? n : 1, sizeof *res);
+    if (!res) return tidal__fail(TIDAL_ERR_NO_MEMORY, "green context resources");
+    for (unsigned i = 0; i < n; i++) res[i] = rt.groups[idx[i]];
+    CUdevResourceDesc d;
+    CUresult r = rt.cu->DevResourceGenerateDesc(&d, res, n);
+    free(res);
+    if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevResourceGenerateDesc");
+    r = rt.cu->GreenCtxCreate(out, d, rt.dev, CU_GREEN_CTX_DEFAULT_STREAM);
+    if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuGreenCtxCreate");
+    return TIDAL_OK;
+}
+
+/* The %smid values blocks of a kernel see in a green context of groups idx[0..n). */
+static int probe_sms(CUfunction f, CUdeviceptr buf, const unsigned *idx, unsigned n, tidal_smset *seen)
+{
+    CUgreenCtx g;
+    int st = make_green(idx, n, &g);
+    if (st) return st;
+    CUstream s = NULL;
+    CUresult r = rt.cu->GreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0);
+    if (r == CUDA_SUCCESS) r = rt.cu->MemsetD8Async(buf, 0, 32, s);
+    if (r == CUDA_SUCCESS) {
+        uint64_t ns = 3000;
+        void *args[] = {&buf, &ns};
+        r = rt.cu->LaunchKernel(f, 4 * rt.nsm, 1, 1, 32, 1, 1, PROBE_SMEM, s, args, NULL);
+    }
+    if (r == CUDA_SUCCESS) r = rt.cu->MemcpyDtoHAsync(rt.pinned, buf, 32, s);
+    if (r == CUDA_SUCCESS) r = rt.cu->StreamSynchronize(s);
+    if (r == CUDA_SUCCESS) memcpy(seen->bits, rt.pinned, 32);
+    if (s) rt.cu->StreamDestroy(s);
+    rt.cu->GreenCtxDestroy(g);
+    return r == CUDA_SUCCESS ? TIDAL_OK : tidal__cuda_fail(r, "green-context SM probe");
+}
+
+static int calibrate(void)
+{
+    const tidal_cu *cu = rt.cu;
+    if (!cu->DeviceGetDevResource || !cu->DevSmResourceSplitByCount || !cu->DevResourceGenerateDesc ||
+        !cu->GreenCtxCreate || !cu->GreenCtxDestroy || !cu->GreenCtxStreamCreate || !cu->ModuleLoadData)
+        return tidal__fail(TIDAL_ERR_NO_DRIVER, "the CUDA driver has no green-context API (12.4+ needed)");
+    if (rt.is_mps) return tidal__fail(TIDAL_ERR_MPS, "no green-context placement for MPS clients");
+    CUdevResource all;
+    CUresult r = cu->DeviceGetDevResource(rt.dev, &all, CU_DEV_RESOURCE_TYPE_SM);
+    if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDeviceGetDevResource");
+    unsigned n = TIDAL_MAX_SMS;
+    CUdevResource rest;
+    r = cu->DevSmResourceSplitByCount(rt.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING,
+                                      2);
+    if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevSmResourceSplitByCount");
+    if (n == 0 || n >= 255) return tidal__fail(TIDAL_ERR_CUDA, "split into %u SM groups", n);
+    rt.ngroups = n;
+    CUmodule m;
+    r = cu->ModuleLoadData(&m, probe_ptx);
+    if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuModuleLoadData(SM probe)");
+    CUfunction f;
+    CUdeviceptr buf = 0;
+    int st = TIDAL_OK;
+    r = cu->ModuleGetFunction(&f, m, "tidal_smid_probe");
+    if (r == CUDA_SUCCESS) r = cu->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, PROBE_SMEM);
+    if (r == CUDA_SUCCESS) r = cu->MemAlloc(&buf, 32);
+    if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, "SM probe setup");
+    /* code(group i) = i + 1; probe b holds the groups whose code has bit b */
+    unsigned code_of_sm[TIDAL_MAX_SMS];
+    memset(code_of_sm, 0, sizeof code_of_sm);
+    unsigned *idx = calloc(n, sizeof *idx);
+    if (!idx && !st) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "SM probe");
+    for (unsigned b = 0; !st && (1u << b) <= n; b++) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (((i + 1) >> b) & 1) idx[k++] = i;
+        tidal_smset seen;
+        st = probe_sms(f, buf, idx, k, &seen);
+        for (unsigned s = 0; !st && s < TIDAL_MAX_SMS; s++)
+            if ((seen.bits[s >> 6] >> (s & 63)) & 1) code_of_sm[s] |= 1u << b;
+    }
+    free(idx);
+    if (buf) cu->MemFree(buf);
+    cu->ModuleUnload(m);
+    if (st) return st;
+    memset(rt.group_sms, 0, sizeof rt.group_sms);
+    for (unsigned s = 0; s < TIDAL_MAX_SMS; s++) {
+        if (!code_of_sm[s]) continue;
+        unsigned g = code_of_sm[s] - 1;
+        if (s >= rt.nsm || g >= n)
+            return tidal__fail(TIDAL_ERR_CUDA, "SM probe: SM %u decoded to group %u of %u", s, g, n);
+        rt.group_sms[g].bits[s >> 6] |= 1ull << (s & 63);
+    }
+    for (unsigned g = 0; g < n; g++)
+        if (tidal_smset_count(&rt.group_sms[g]) != rt.groups[g].sm.smCount)
+            return tidal__fail(TIDAL_ERR_CUDA, "SM probe: group %u showed %u of its %u SMs", g,
+                               tidal_smset_count(&rt.group_sms[g]), rt.groups[g].sm.smCount);
+    char first[32];
+    tidal_smset_format(&rt.group_sms[0], first, sizeof first);
+    tidal__log("placement: %u SM groups of %u (group 0 = SMs %s)", n, rt.groups[0].sm.smCount, first);
+    return TIDAL_OK;
+}
+
+int rt_green_ready(void)
+{
+    if (rt.green_state == 0) {
+        const char *e = getenv("TIDAL_GREEN");
+        int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate();
+        rt.green_state = st ? -1 : 1;
+        if (st) tidal__warn("placement off: %s; partitions are masked by their persistent clones only", tidal_last_error());
+    }
+    return rt.green_state == 1;
+}
+
+/* Does set equal the union of the groups inside it? idx/n get those groups. */
+static int union_of_groups(const tidal_smset *set, unsigned *idx, unsigned *n)
+{
+    tidal_smset u;
+    memset(&u, 0, sizeof u);
+    *n = 0;
+    for (unsigned g = 0; g < rt.ngroups; g++) {
+        int inside = 1;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (rt.group_sms[g].bits[w] & ~set->bits[w]) == 0;
+        if (!inside) continue;
+        idx[(*n)++] = g;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u.bits[w] |= rt.group_sms[g].bits[w];
+    }
+    return *n > 0 && memcmp(&u, set, sizeof u) == 0;
+}
+
+const rt_green *rt_green_for(const tidal_smset *set, int create)
+{
+    if (!rt_green_ready()) return NULL;
+    for (unsigned i = 0; i < rt.ngreens; i++)
+        if (memcmp(&rt.greens[i].set, set, sizeof *set) == 0) return &rt.greens[i];
+    unsigned idx[TIDAL_MAX_SMS], n;
+    if (!union_of_groups(set, idx, &n)) return NULL;
+    if (!create) return NULL;
+    if (rt.ngreens == TIDAL_MAX_GREEN) {
+        tidal__warn("placement: %d green contexts made already; this SM set runs masked only", TIDAL_MAX_GREEN);
+        return NULL;
+    }
+    rt_green *g = &rt.greens[rt.ngreens];
+    if (make_green(idx, n, &g->g) != TIDAL_OK) {
+        tidal__warn("placement: %s", tidal_last_error());
+        return NULL;
+    }
+    g->set = *set;
+    rt.ngreens++;
+    char text[128];
+    tidal_smset_format(set, text, sizeof text);
+    tidal__log("placement: green context for SMs %s", text);
+    return g;
+}
+
+int rt_green_is_union(const tidal_smset *set)
+{
+    unsigned idx[TIDAL_MAX_SMS], n;
+    return rt_green_ready() && union_of_groups(set, idx, &n);
+}
+
+void rt_green_free(void)
+{
+    for (unsigned i = 0; i < rt.ngreens; i++)
+        if (rt.greens[i].g) rt.cu->GreenCtxDestroy(rt.greens[i].g);
+    rt.ngreens = 0;
+    rt.green_state = 0;
+}

@@ -1,0 +1,162 @@
+"""Unit tests for bench/dnn's GPU-free parts: statistics, kernel classification, and
+report.py on synthetic results shaped like bench.py's (unmod.json / tidal.json)."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DNN = os.path.join(ROOT, "bench", "dnn")
+sys.path.insert(0, DNN)
+
+import common  # noqa: E402
+import report  # noqa: E402
+
+
+def lat_row(section, side, config, model, mode, p50, p99, **kw):
+    r = dict(section=section, side=side, config=config, model=model, mode=mode, n=100, p50_us=p50, p90_us=p50,
+             p99_us=p99, mean_us=p50, min_us=p50, max_us=p99, tidal_launches=None, max_abs_diff_vs_unmod=None,
+             partition=None)
+    r.update(kw)
+    return r
+
+
+def census(k, t):
+    return {"kernels": k, "triton": t, "closed": k - t, "kinds": {"triton": t, "cublas": k - t}, "copies": 0,
+            "reshaped_clones": 0, "closed_names": [["nvjet_hsh_128x64", k - t]], "triton_distinct": t,
+            "graph_replay": {"kernels": k, "triton": t, "closed": k - t, "reshaped_clones": 0},
+            "interposed_per_request": None}
+
+
+def synthetic():
+    env = {"torch": "2.11.0", "torch_cuda": "13.0", "triton": "3.6.0", "transformers": "5.17.0", "gpu": "H200",
+           "sms": 132, "nvidia_smi": "x"}
+    settings = {"ls_sms": "0-65", "be_sms": "66-131", "inductor": {"max_autotune_gemm_backends": "TRITON,ATEN"},
+                "storm": {"ls": "bert-base graph", "be": "bert-large graph"}}
+    u = {"side": "unmod", "env": env, "settings": settings, "compile": {"bert-base": {"build_s": 1, "first_call_s": 30,
+                                                                                       "total_s": 31}},
+         "kernels": {"bert-base": census(100, 80)}, "checks": [{"check": "sms-inside green", "ok": True,
+                                                                "detail": "66 SMs"}],
+         "errors": [], "timings": {"a": 3}, "rows": [
+             lat_row("a", "unmod", "unmod-plain", "bert-base", "graph", 500.0, 600.0),
+             lat_row("a", "unmod", "unmod-plain", "bert-base", "eager", 900.0, 1100.0),
+             lat_row("b", "unmod", "green-0-65", "bert-base", "graph", 700.0, 800.0)],
+         "storm": [
+             dict(config="alone-plain", side="unmod", ls_p50_us=500.0, ls_p99_us=600.0, be_rps=None, alone_ref=None),
+             dict(config="i-plain", side="unmod", ls_p50_us=2000.0, ls_p99_us=5000.0, be_rps=200.0,
+                  alone_ref="alone-plain", p50_vs_alone=4.0, p99_vs_alone=8.33),
+             dict(config="be-alone-plain", side="unmod", be_rps=250.0)]}
+    launches = {"launches_rewritten": 10, "launches_original": 60, "launches_unknown": 30, "launches_refused": 0,
+                "launches_unmasked": 0, "joins": 0}
+    t = {"side": "tidal", "env": env, "settings": settings, "compile": {}, "kernels": {"bert-base": census(100, 80)},
+         "checks": [], "errors": [], "timings": {}, "rows": [
+             lat_row("a", "tidal", "tidal-all-hybrid", "bert-base", "graph", 550.0, 700.0, tidal_launches=launches,
+                     max_abs_diff_vs_unmod=0.001,
+                     partition={"violations": 0, "blocks_total": 5, "blocks_outside_mask": 0}),
+             lat_row("a", "tidal", "tidal-all-hybrid", "bert-base", "eager", 1000.0, 1200.0, tidal_launches=launches),
+             lat_row("b", "tidal", "tidal-0-65", "bert-base", "graph", 770.0, 900.0, tidal_launches=launches)],
+         "storm": [
+             dict(config="alone-tidal", side="tidal", ls_p50_us=760.0, ls_p99_us=900.0, be_rps=None, alone_ref=None,
+                  tidal_launches=launches, partition={"violations": 0, "blocks_total": 1, "blocks_outside_mask": 0}),
+             dict(config="iv-tidal", side="tidal", ls_p50_us=800.0, ls_p99_us=1000.0, be_rps=120.0,
+                  alone_ref="alone-tidal", p50_vs_alone=1.05, p99_vs_alone=1.11, tidal_launches=launches,
+                  partition={"violations": 0, "blocks_total": 1, "blocks_outside_mask": 0}),
+             dict(config="be-alone-tidal", side="tidal", be_rps=130.0)]}
+    return u, t
+
+
+class TestCommon(unittest.TestCase):
+    def test_percentile(self):
+        xs = list(range(1, 101))
+        self.assertEqual(common.percentile(xs, 50), 50.5)
+        self.assertAlmostEqual(common.percentile(xs, 99), 99.01)
+        self.assertEqual(common.percentile([7], 99), 7.0)
+        s = common.summarize_us([1000, 2000, 3000])
+        self.assertEqual((s["n"], s["p50_us"], s["min_us"], s["max_us"]), (3, 2.0, 1.0, 3.0))
+
+    def test_classify(self):
+        c = common.classify_kernel
+        self.assertEqual(c("triton_poi_fused_add_0"), "triton")
+        self.assertEqual(c("triton_tem_fused_mm_1__tidal_reshaped"), "triton")
+        self.assertEqual(c("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NTN"), "cublas")
+        self.assertEqual(c("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64"), "cublas")
+        self.assertEqual(c("sm90_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc"), "cudnn")
+        self.assertEqual(c("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128> >(Flash_fwd_params)"),
+                         "attention")
+        self.assertEqual(c("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >"), "aten")
+        self.assertEqual(c("something_else"), "other")
+
+    def test_census(self):
+        k = common.kernel_census(["triton_a", "triton_a__tidal_reshaped", "nvjet_x", "nvjet_x", "Memset (Device)"])
+        self.assertEqual((k["kernels"], k["triton"], k["closed"], k["copies"], k["reshaped_clones"]), (4, 2, 2, 1, 1))
+        self.assertEqual(k["closed_names"], [("nvjet_x", 2)])
+        self.assertEqual(k["triton_distinct"], 1)
+
+    def test_ratio(self):
+        self.assertEqual(common.ratio(3.0, 2.0), 1.5)
+        self.assertIsNone(common.ratio(None, 2.0))
+        self.assertIsNone(common.ratio(1.0, 0))
+
+
+class TestReport(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="dnn-report-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.d, ignore_errors=True)
+
+    def test_derive(self):
+        u, t = synthetic()
+        der = report.derive(u, t)
+        a = {(r["model"], r["mode"]): r for r in der["a"]}
+        g = a[("bert-base", "graph")]
+        self.assertEqual(g["p50_ratio"], 1.1)
+        self.assertEqual(g["added_us_per_kernel"], 0.5)     # (550 - 500) / 100 kernels
+        self.assertEqual(g["max_abs_diff_vs_unmod"], 0.001)
+        b = der["b"][0]
+        self.assertEqual((b["green_p50_us"], b["tidal_p50_us"], b["p50_ratio"]), (700.0, 770.0, 1.1))
+        self.assertEqual(b["all_sms_unmod_p50_us"], 500.0)
+        c = {r["config"]: r for r in der["c"]}
+        self.assertEqual(c["i-plain"]["be_vs_be_alone"], 0.8)
+        self.assertEqual(c["iv-tidal"]["be_alone_ref"], "be-alone-tidal")
+        self.assertEqual(c["be-alone-plain"]["be_rps"], 250.0)
+        self.assertTrue(any(r["config"] == "iv-tidal" and r["launches_original"] == 60 for r in der["tidal_stats"]))
+
+    def test_main_writes_files(self):
+        u, t = synthetic()
+        for side in (u, t):
+            with open(os.path.join(self.d, "%s.json" % side["side"]), "w") as f:
+                json.dump(side, f)
+        r = subprocess.run([sys.executable, os.path.join(DNN, "report.py"), self.d], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("### a. unmodified vs tidal", r.stdout)
+        self.assertIn("| iv-tidal |", r.stdout)
+        for f in ("results.json", "results.csv", "summary.md"):
+            self.assertTrue(os.path.exists(os.path.join(self.d, f)), f)
+        with open(os.path.join(self.d, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 6 + 6)
+        try:
+            import matplotlib  # noqa: F401
+            self.assertTrue(os.path.exists(os.path.join(self.d, "ls_p99_vs_be.png")))
+        except ImportError:
+            self.assertIn("no plot: matplotlib not importable", r.stdout)
+
+    def test_missing_side_fails(self):
+        u, _ = synthetic()
+        with open(os.path.join(self.d, "unmod.json"), "w") as f:
+            json.dump(u, f)
+        r = subprocess.run([sys.executable, os.path.join(DNN, "report.py"), self.d], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("missing side(s): tidal", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
