@@ -1,19 +1,30 @@
 #!/bin/bash
 # The tidal GPU benchmark (needs an NVIDIA GPU, nvcc, the driver). Builds
 # tidal-opt, compiles bench/gpu/bench_kernels.cu to PTX, rewrites it, runs
-# tidal_bench, and keeps the log in ${OUT:-bench/results}/tidal-bench.log.
+# tidal_bench (ABI v3: abi/tidal_abi.h), and keeps the log in
+# ${OUT:-bench/results}/tidal-bench.log (tidal-bench-tiny.log for `tiny`).
+#
+#   bench/gpu/run.sh [--build-only] [tiny]
+#     --build-only   build tidal-opt, the PTX pair and tidal_bench, then stop (no GPU needed)
+#     tiny           only section 0: per-launch cost of a tiny kernel, eager and as a graph
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+build_only=0
+[[ ${1:-} == --build-only ]] && { build_only=1; shift; }
 B=${BENCH_BUILD:-/tmp/tidal-bench}; mkdir -p "$B"
 R=${OUT:-bench/results}; mkdir -p "$R"
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$CUDA_HOME/bin/nvcc; [[ -x $NVCC ]] || NVCC=nvcc
 opt=${TIDAL_OPT:-}
 if [[ -z $opt ]]; then
-  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime -Iabi passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
-    -o "$B/tidal-opt" -ldl
+  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime -Iabi -Idriver passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
+    -o "$B/tidal-opt" -lm -ldl
   opt=$B/tidal-opt
 fi
-nvcc -arch=sm_90a -ptx bench/gpu/bench_kernels.cu -o "$B/bench_kernels.ptx"
+"$NVCC" -arch=sm_90a -ptx bench/gpu/bench_kernels.cu -o "$B/bench_kernels.ptx"
 "$opt" -p tidal --report "$B/bench_kernels.ptx" -o "$B/bench_kernels.tidal.ptx"
-nvcc -std=c++17 -O2 -arch=sm_90a bench/gpu/tidal_bench.cu -o "$B/tidal_bench" -lcuda
+"$NVCC" -std=c++17 -O2 -arch=sm_90a -Iabi bench/gpu/tidal_bench.cu -o "$B/tidal_bench" -L"$CUDA_HOME/lib64/stubs" -lcuda
+if (( build_only )); then echo "built $B/tidal_bench, $B/bench_kernels.ptx, $B/bench_kernels.tidal.ptx"; exit 0; fi
+log=$R/tidal-bench${1:+-$1}.log
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; date -u;
-  "$B/tidal_bench" "$B/bench_kernels.ptx" "$B/bench_kernels.tidal.ptx"; } 2>&1 | tee "$R/tidal-bench.log"
+  "$B/tidal_bench" "$B/bench_kernels.ptx" "$B/bench_kernels.tidal.ptx" "$@"; } 2>&1 | tee "$log"

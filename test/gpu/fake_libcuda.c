@@ -1,21 +1,31 @@
 /* fake_libcuda.c -- a stand-in libcuda.so.1 for exercising tidal_gpu_harness on a machine
  * without a GPU (the harness's plumbing: child processes, module checks, partitions,
- * mask flips, reporting). It runs no PTX. "Device" memory is host memory; a launch
- * fills every buffer passed as a pointer parameter with bytes that depend only on the
- * entry name, the parameter index and the offset (so runs are "deterministic"), and, in a
- * module that defines __tidal_ctl, does the bookkeeping a rewritten kernel does: one
- * exec_count increment per logical block, sm_blocks on the first allowed SM (SM 0 and
- * violations + 1 for an empty mask). A launch stays "running" for FAKE_CUDA_KERNEL_MS
- * (default 2) so that waits and flips happen.
+ * mask flips, slot checks, reporting). It runs no PTX. "Device" memory is host memory; a
+ * launch fills every buffer passed as a pointer parameter with bytes that depend only on
+ * the entry name, the parameter index and the offset (so runs are "deterministic"), and, in
+ * a module that defines __tidal_ctl, does the bookkeeping a rewritten kernel does (ABI v3):
+ * one exec_count increment per logical block (case b; clones with TIDAL_LAUNCH_EXEC),
+ * sm_blocks on the first allowed SM (case b; clones with TIDAL_LAUNCH_HIST; SM 0 and
+ * violations + 1 for an empty mask when the launch has dynamic work), nothing for case b
+ * of a grid of >= TIDAL_MAX_LOGICAL blocks (the original body), and the slot words an
+ * epoch-mode clone leaves (claim and guard with the launch's epoch, next = the tickets,
+ * every worker arrived; nothing for a STATIC launch whose workers cover the grid). A JOIN
+ * launch while its owner runs moves half of the busiest SM's blocks to the highest SM the
+ * mask now allows. A launch stays "running" for FAKE_CUDA_KERNEL_MS (default 2) so that
+ * waits, polls and flips happen.
  *
  * FAKE_CUDA_BUG injects one fault in rewritten modules, to see the harness fail:
  *   diff     one output byte differs          exec     one logical block not counted
  *   twice    one logical block counted twice  outside  blocks counted on an SM outside the mask
  *   noviol   an empty mask does not raise violations
- *   slot     the slot table is left dirty     hang     the launch never finishes
+ *   slot     a probe slot is left dirty       epoch    an epoch-mode launch leaves the wrong epoch
+ *   static   a covering STATIC launch writes its slot
+ *   flags    clones count exec_count / sm_blocks without TIDAL_LAUNCH_EXEC / HIST
+ *   huge     case b counts a grid of >= 2^24 blocks (as if the protocol had run it)
+ *   join     JOIN launches do nothing         hang     the launch never finishes
  *   crash    the process aborts in the launch
  *
- *   cc -shared -fPIC -O1 -I/usr/local/cuda/include fake_libcuda.c -o DIR/libcuda.so.1 -lpthread
+ *   cc -shared -fPIC -O1 -I/usr/local/cuda/include -Iabi fake_libcuda.c -o DIR/libcuda.so.1 -lpthread
  *   LD_LIBRARY_PATH=DIR tidal_gpu_harness ORIG TIDAL ...
  */
 #define _GNU_SOURCE
@@ -96,6 +106,7 @@ CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return CUDA_SUCCESS; }
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 {
@@ -178,11 +189,66 @@ static size_t alloc_size(uint64_t p)
     return 0;
 }
 
+/* The running owner of the last epoch-mode launch (for JOIN launches). */
+static tidal_slot *owner_slot;
+static double launch_entry;   /* when the current cuLaunchKernel began (filling buffers takes a while) */
+
+static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, uint64_t logical, uint64_t phys, const char *b)
+{
+    uint32_t *ex = (uint32_t *)(uintptr_t)P->exec_count;
+    uint64_t *smb = (uint64_t *)(uintptr_t)P->sm_blocks;
+    tidal_slot *slots = (tidal_slot *)((uint8_t *)P + TIDAL_PARTITION_HEADER);
+    uint32_t probe_first = 0;
+#ifdef TIDAL_PARTITION_OFF_PROBE_BASE
+    probe_first = P->probe_base;
+#endif
+    if (!clone && logical >= TIDAL_MAX_LOGICAL && strcmp(b, "huge")) return;   /* the original body */
+    if (clone && (tl->flags & TIDAL_LAUNCH_JOIN)) {
+        if (!strcmp(b, "join") || !smb || launch_entry >= busy_until) return;   /* the owner has finished */
+        tidal_slot *s = &slots[tl->slot];
+        if (s != owner_slot || (s->claim >> TIDAL_EPOCH_SHIFT) != tl->epoch) return;
+        int src = 0, dst = -1;
+        for (int k = 0; k < 256; k++) {
+            if (smb[k] > smb[src]) src = k;
+            if ((P->mask[k / 64] >> (k % 64)) & 1) dst = k;
+        }
+        if (dst >= 0 && dst != src && smb[src] > 1) {
+            uint64_t n = smb[src] / 2;
+            smb[src] -= n;
+            smb[dst] += n;
+        }
+        return;
+    }
+    const int flagbug = !strcmp(b, "flags");
+    const int counted = (tl->flags & TIDAL_LAUNCH_EXEC) || flagbug, hist = (tl->flags & TIDAL_LAUNCH_HIST) || flagbug;
+    uint32_t chunk = tl->chunk < 1 ? 1 : tl->chunk > TIDAL_MAX_CHUNK ? TIDAL_MAX_CHUNK : tl->chunk;
+    const int is_static = clone && (tl->flags & TIDAL_LAUNCH_STATIC);
+    const int dynamic = !is_static || tl->base < logical;
+    for (uint64_t i = 0; ex && counted && i < logical; i++) ex[i]++;
+    if (ex && counted && !strcmp(b, "exec")) ex[logical / 3]--;
+    if (ex && counted && !strcmp(b, "twice")) ex[logical / 2]++;
+    int sm = -1;
+    for (int s = 0; s < 256 && sm < 0; s++) if ((P->mask[s / 64] >> (s % 64)) & 1) sm = s;
+    if (sm < 0) { sm = 0; if (dynamic && strcmp(b, "noviol")) P->violations++; }
+    if (!strcmp(b, "outside")) sm = 255;
+    if (smb && hist) smb[sm] += logical;
+    if (clone && !(tl->flags & TIDAL_LAUNCH_PROBE) && (dynamic || !strcmp(b, "static"))) {
+        tidal_slot *s = &slots[tl->slot];
+        uint64_t need = logical > tl->base ? logical - tl->base : 0;
+        uint64_t e = tl->epoch - (!strcmp(b, "epoch") ? 1 : 0);
+        s->claim = (e << TIDAL_EPOCH_SHIFT) | (((need + chunk - 1) / chunk) * chunk);
+        s->guard = (e << TIDAL_EPOCH_SHIFT) | (phys << TIDAL_GUARD_ARRIVED_SHIFT);
+        owner_slot = s;
+    }
+    if (!strcmp(b, "slot")) slots[probe_first + 1].claim = 7;
+}
+
 CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream st, void **params, void **extra)
 {
     (void)bx; (void)by; (void)bz; (void)smem; (void)st; (void)extra;
     ffun_t *f = (ffun_t *)fn;
+    launch_entry = now();
     const int rewritten = strstr(f->m->text, TIDAL_CTL_SYMBOL) != NULL;
     const int clone = strstr(f->name, TIDAL_RESHAPED_SUFFIX) != NULL;
     const char *b = bug();
@@ -206,28 +272,17 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
     }
     if (rewritten) {
         uint64_t part = 0;
-        uint64_t logical = (uint64_t)gx * gy * gz;
+        uint64_t logical = (uint64_t)gx * gy * gz, phys = (uint64_t)gx * gy * gz;
+        tidal_launch tl;
+        memset(&tl, 0, sizeof tl);
+        tl.flags = TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC;   /* case b */
         if (clone) {
-            tidal_launch tl;
             memcpy(&tl, params[f->nparams - 1], sizeof tl);
             part = tl.partition;
             logical = (uint64_t)tl.grid[0] * tl.grid[1] * tl.grid[2];
         }
         if (!part && f->m->ctl) memcpy(&part, (void *)(uintptr_t)f->m->ctl, 8);
-        if (part) {
-            tidal_partition *P = (tidal_partition *)(uintptr_t)part;
-            uint32_t *ex = (uint32_t *)(uintptr_t)P->exec_count;
-            uint64_t *smb = (uint64_t *)(uintptr_t)P->sm_blocks;
-            for (uint64_t i = 0; ex && i < logical; i++) ex[i]++;
-            if (ex && !strcmp(b, "exec")) ex[logical / 3]--;
-            if (ex && !strcmp(b, "twice")) ex[logical / 2]++;
-            int sm = -1;
-            for (int s = 0; s < 256 && sm < 0; s++) if ((P->mask[s / 64] >> (s % 64)) & 1) sm = s;
-            if (sm < 0) { sm = 0; if (strcmp(b, "noviol")) P->violations++; }
-            if (!strcmp(b, "outside")) sm = 255;
-            if (smb) smb[sm] += logical;
-            if (!strcmp(b, "slot")) ((tidal_slot *)(uintptr_t)(part + TIDAL_PARTITION_HEADER))[1].next = 7;
-        }
+        if (part) bookkeeping((tidal_partition *)(uintptr_t)part, &tl, clone, logical, phys, b);
     }
     const char *ms = getenv("FAKE_CUDA_KERNEL_MS");
     busy_until = now() + (ms ? atof(ms) : 2.0) * 1e-3;

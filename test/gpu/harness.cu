@@ -5,25 +5,47 @@
 // For every kernel spec (specs.inc) it loads ORIG_DIR/<file>.ptx (the kernel as the
 // compiler wrote it) and TIDAL_DIR/<file>.ptx (the same PTX after `tidal-opt -p tidal`)
 // with cuModuleLoadDataEx, and checks that the rewritten kernel reproduces the original
-// byte for byte in every launch mode of runtime/tidal_abi.h:
+// byte for byte in every launch case of abi/tidal_abi.h (ABI v3; harness_common.h plans
+// the clone launches and checks the slot table):
 //
-//   ref     the original kernel, original grid, run twice: the reference bytes (the two
-//           runs must agree, and every output buffer must have been written somewhere)
-//   module  the rewritten module defines __tidal_ctl and the marker, K and K__tidal_reshaped
-//   a       rewritten K, original grid, __tidal_ctl = 0
-//   b/MASK  rewritten K, original grid, __tidal_ctl -> a partition with MASK
-//   c/MASK  K__tidal_reshaped, grid = occupancy x allowed SMs (>= 1), launch.partition set
-//           explicitly (__tidal_ctl = 0 meanwhile, so the clone must not need it)
-//   c-ctl   K__tidal_reshaped with launch.partition = 0: the partition comes from __tidal_ctl
-//   flip-b / flip-c   as b / c with all SMs, while a host thread rewrites the mask words
-//           (and bumps generation) at random intervals, empty masks included
+//   ref        the original kernel, original grid, run twice: the reference bytes (the two
+//              runs must agree, and every output buffer must have been written somewhere)
+//   module     the rewritten module defines __tidal_ctl and the marker, K and K__tidal_reshaped
+//   a          rewritten K, original grid, __tidal_ctl = 0 (the verbatim body)
+//   b/MASK     rewritten K, original grid, __tidal_ctl -> a partition with MASK (probe mode)
+//   c-probe/MASK    K__tidal_reshaped, flags PROBE, key 0, grid = occupancy x allowed SMs
+//   c-epoch/MASK    the clone in epoch mode: slot named by the host (reserved, tag
+//              TIDAL_SLOT_RESERVED), epoch = one more than the slot's last launch, dynamic
+//              tickets; grid = occupancy x all SMs (libtidal's choice)
+//   c-static1/MASK  STATIC, chunk chosen so that occupancy x allowed SMs workers cover the
+//              grid (one wave: the launch must not touch the slot at all)
+//   c-static/MASK   STATIC with dynamic tickets: base = workers x chunk < total
+//   c-probe-static  PROBE + STATIC with tickets (graph-captured clone in a green context)
+//   c-ctl      c-epoch with launch.partition = 0: the partition comes from __tidal_ctl
+//   c-nohist   c-epoch without HIST / EXEC: exec_count and sm_blocks must stay zero
+//   c-wrap/E   three epoch-mode launches on a slot whose last epoch was 65533 (left with
+//              stale words): epochs 65534, 65535, then the host zeroes the claim and guard
+//              words and the sequence restarts at 1
+//   flip-b / flip-c-probe / flip-c-epoch / flip-c-static   as b / c-* with all SMs, while a
+//              host thread rewrites the mask words at random intervals, empty masks included
+//   join-ctl / join   (specs with join) an owner c-epoch launch of a long kernel on SMs
+//              0..15; once all its workers arrived, the mask grows to all SMs; join: a JOIN
+//              grid (same launch parameters + JOIN) goes to another stream. Exactly once,
+//              exec_count complete when the owner's stream finished (owners wait for the
+//              joiners inside), and the added SMs ran logical blocks (join-ctl, no joiner:
+//              they ran none)
+//   huge specs (>= 2^24 logical blocks): a, b/all and b/empty only; case b must run the
+//              original body (no exec_count, sm_blocks, violations or slot change)
 //
 // MASK is one of all, sm0, half (SMs 0..nsm/2-1), odd, rand (seeded), empty.
 // Each run resets the outputs to a poison pattern and exec_count / sm_blocks to zero, and
-// then requires: outputs == reference; exec_count[i] == 1 for every logical block; the
-// slot table back to all-zero; sum(sm_blocks) == logical blocks; for the empty mask,
-// violations > 0; for other masks (b, c), no logical block on an SM outside the mask
-// unless violations rose.
+// then requires: outputs == reference; exec_count[i] == 1 for every logical block; every
+// probe slot back to all-zero; the epoch slot in the state the launch must leave (epoch
+// fields, next ticket, arrivals) and the other epoch slots byte-identical to before;
+// sum(sm_blocks) == logical blocks; for the empty mask, violations > 0 where the launch has
+// dynamic work (a covering STATIC launch: violations == 0); for other masks, no logical
+// block on an SM outside the mask unless violations rose (STATIC: at most the workers' own
+// chunks plus one claimed chunk each).
 //
 // The specs run in one child process; the parent prints every check line and ends with
 // "N passed, N failed". A hang (launch longer than --launch-timeout), a CUDA error or a crash
@@ -58,14 +80,7 @@
 #include <unistd.h>
 
 #include "tidal_abi.h"
-
-static_assert(sizeof(tidal_partition) == TIDAL_PARTITION_HEADER, "partition layout");
-static_assert(sizeof(tidal_launch) == 40, "launch layout");
-static_assert(offsetof(tidal_partition, violations) == TIDAL_PARTITION_OFF_VIOLATIONS, "abi");
-static_assert(offsetof(tidal_partition, exec_count) == TIDAL_PARTITION_OFF_EXEC_COUNT, "abi");
-static_assert(offsetof(tidal_partition, sm_blocks) == TIDAL_PARTITION_OFF_SM_BLOCKS, "abi");
-static_assert(offsetof(tidal_partition, slot_mask) == TIDAL_PARTITION_OFF_SLOT_MASK, "abi");
-static_assert(offsetof(tidal_slot, next) == TIDAL_SLOT_OFF_NEXT, "abi");
+#include "harness_common.h"
 
 // ------------------------------------------------------------------------------------
 // Specs
@@ -98,10 +113,12 @@ struct Spec {
     unsigned smem = 0;   // dynamic shared memory bytes
     std::vector<BufSpec> bufs;
     std::vector<Arg> args;
-    bool flip = true;          // run flip-b / flip-c
+    bool flip = true;          // run flip-b / flip-c-*
     int flip_min = 0;          // flips that must land while the kernel is in flight
     bool flip_only = false;    // skip a / b / c (long configs meant for flips only)
     bool expect_refused = false;
+    bool join = false;         // run join-ctl / join (a long kernel: the owner must outlive the mask growth)
+    bool huge = false;         // >= TIDAL_MAX_LOGICAL blocks: a, b/all, b/empty (case b runs the original body)
     std::string what;
 
     int in(size_t bytes, Fill f) { bufs.push_back({bytes, BUF_IN, f}); return (int)bufs.size() - 1; }
@@ -289,7 +306,7 @@ static bool g_quiet = false;          // resuming after an abort: ref/module alr
 static void report(bool ok, const Spec &sp, const std::string &mode, const std::string &detail)
 {
     if (g_quiet && ok) return;
-    printf("%s %-34s %-14s %s\n", ok ? "PASS" : "FAIL", sp.name.c_str(), mode.c_str(), detail.c_str());
+    printf("%s %-34s %-16s %s\n", ok ? "PASS" : "FAIL", sp.name.c_str(), mode.c_str(), detail.c_str());
     fflush(stdout);
     (ok ? g_pass : g_fail)++;
 }
@@ -300,8 +317,9 @@ struct Env {
     int nsm = 0;
     int smem_optin = 0;
     CUstream st = nullptr;    // launches
-    CUstream fst = nullptr;   // mask flips (non-blocking)
-    uint8_t *pinned = nullptr;   // source of the flip copies (page-locked, so they are async)
+    CUstream fst = nullptr;   // mask flips and polls of the slot (non-blocking)
+    CUstream jst = nullptr;   // joiner grids (join)
+    uint8_t *pinned = nullptr;   // source of the flip copies, target of the polls (page-locked, so they are async)
 };
 
 struct DevBuf {
@@ -311,14 +329,13 @@ struct DevBuf {
     std::vector<uint8_t> ref;    // outputs: reference bytes
 };
 
-// The partition: a 128-byte header followed by nslots tidal_slot entries, 1024-byte
-// aligned (cuMemAlloc promises less, so the allocation is padded and aligned by hand).
+// The partition: a 128-byte header followed by th::NSLOTS tidal_slot entries (probe slots
+// and epoch slots, harness_common.h), 1024-byte aligned (more than the ABI asks).
 struct Partition {
     CUdeviceptr raw = 0, part = 0, exec = 0, smb = 0;
-    uint32_t nslots = 16;
-    uint32_t generation = 0;
-    CUdeviceptr slots() const { return part + TIDAL_PARTITION_HEADER; }
-    size_t slot_bytes() const { return (size_t)nslots * sizeof(tidal_slot); }
+    th::Epochs epochs;   // the host's last epoch of each epoch slot
+    CUdeviceptr slot(uint32_t index) const { return part + th::slot_offset(index); }
+    size_t table_bytes() const { return (size_t)th::NSLOTS * sizeof(tidal_slot); }
 };
 
 struct Loaded {
@@ -362,13 +379,13 @@ static bool set_smem_attr(CUfunction f, unsigned smem, std::string *err)
     return true;
 }
 
-// Waits for the launch stream; a launch that outlives g_launch_timeout is a hang: the
-// child reports it and exits (the context cannot be recovered).
-static CUresult wait_stream(Env &e, const Spec &sp, const std::string &mode)
+// Waits for stream s; a launch that outlives g_launch_timeout is a hang: the child
+// reports it and exits (the context cannot be recovered).
+static CUresult wait_stream(CUstream s, const Spec &sp, const std::string &mode)
 {
     double t0 = now_s();
     for (;;) {
-        CUresult r = cuStreamQuery(e.st);
+        CUresult r = cuStreamQuery(s);
         if (r != CUDA_ERROR_NOT_READY) return r;
         if (now_s() - t0 > g_launch_timeout) {
             report(false, sp, mode, fmt("launch did not finish within %.0f s (hang?)", g_launch_timeout));
@@ -433,19 +450,26 @@ struct Runner {
         return true;
     }
 
-    bool launch(CUfunction f, const unsigned grid[3], const tidal_launch *tl, const std::string &mode, double *ms,
-                std::string *err, std::function<void()> *during = nullptr)
+    // Launches on stream s (default: the launch stream) without waiting.
+    bool launch_async(CUfunction f, const unsigned grid[3], const tidal_launch *tl, CUstream s, std::string *err)
     {
         std::vector<void *> params;
         for (auto &v : argv_store) params.push_back(&v);
         tidal_launch tlc;
-        if (tl) { tlc = *tl; params.push_back(&tlc); }
-        double t0 = now_s();
-        CKR(cuLaunchKernel(f, grid[0], grid[1], grid[2], sp.block[0], sp.block[1], sp.block[2], sp.smem, e.st,
+        if (tl) { tlc = *tl; params.push_back(&tlc); }   // the driver copies it at the launch
+        CKR(cuLaunchKernel(f, grid[0], grid[1], grid[2], sp.block[0], sp.block[1], sp.block[2], sp.smem, s,
                            params.data(), nullptr),
             "cuLaunchKernel");
+        return true;
+    }
+
+    bool launch(CUfunction f, const unsigned grid[3], const tidal_launch *tl, const std::string &mode, double *ms,
+                std::string *err, std::function<void()> *during = nullptr)
+    {
+        double t0 = now_s();
+        if (!launch_async(f, grid, tl, e.st, err)) return false;
         if (during) (*during)();
-        CUresult r = wait_stream(e, sp, mode);
+        CUresult r = wait_stream(e.st, sp, mode);
         *ms = (now_s() - t0) * 1e3;
         if (r != CUDA_SUCCESS) { *err = "kernel failed: " + cu_err(r); return false; }
         return true;
@@ -475,27 +499,32 @@ struct Runner {
         return true;
     }
 
+    // Allocated and zeroed once, as the ABI asks; each epoch slot's tag is written once
+    // (TIDAL_SLOT_RESERVED: a stream's slot, probe-mode launches pass over it).
     bool alloc_partition(std::string *err)
     {
-        const size_t bytes = TIDAL_PARTITION_BYTES(pt.nslots);
+        const size_t bytes = th::partition_bytes();
         CKR(cuMemAlloc(&pt.raw, bytes + 1024), "cuMemAlloc(partition)");
         pt.part = (pt.raw + 1023) & ~(CUdeviceptr)1023;
-        CKR(cuMemsetD8(pt.raw, 0, bytes + 1024), "cuMemset(partition + slots)");   // once, as the ABI asks
+        CKR(cuMemsetD8(pt.raw, 0, bytes + 1024), "cuMemset(partition + slots)");
+        for (uint32_t k = 0; k < th::NEPOCH; k++) CKR(init_epoch_slot(th::epoch_slot_index(k)), "epoch slot tag");
         CKR(cuMemAlloc(&pt.exec, std::max<uint64_t>(4, sp.logical() * 4)), "cuMemAlloc(exec_count)");
         CKR(cuMemAlloc(&pt.smb, TIDAL_MAX_SMS * 8), "cuMemAlloc(sm_blocks)");
         return true;
     }
 
+    CUresult init_epoch_slot(uint32_t index)
+    {
+        tidal_slot s;
+        th::epoch_slot_init(&s);
+        return cuMemcpyHtoD(pt.slot(index), &s, sizeof s);
+    }
+
+    // The header (mask, violations 0, counters) and exec_count / sm_blocks zeroed.
     bool write_partition(const Mask &m, std::string *err)
     {
         tidal_partition p;
-        memset(&p, 0, sizeof p);
-        memcpy(p.mask, m.w, sizeof p.mask);
-        p.violations = 0;
-        p.exec_count = pt.exec;
-        p.sm_blocks = pt.smb;
-        p.slot_mask = pt.nslots - 1;
-        p.generation = ++pt.generation;
+        th::header_init(&p, m.w, pt.exec, pt.smb);
         CKR(cuMemsetD32Async(pt.exec, 0, sp.logical(), e.st), "cuMemset(exec_count)");
         CKR(cuMemsetD32Async(pt.smb, 0, TIDAL_MAX_SMS * 2, e.st), "cuMemset(sm_blocks)");
         CKR(cuStreamSynchronize(e.st), "cuStreamSynchronize");
@@ -509,15 +538,32 @@ struct Runner {
         return true;
     }
 
-    // After a partition run: exec_count, sm_blocks, violations, slots.
+    bool read_slots(std::vector<tidal_slot> *v, std::string *err)
+    {
+        v->resize(th::NSLOTS);
+        CKR(cuMemcpyDtoH(v->data(), pt.slot(0), pt.table_bytes()), "cuMemcpyDtoH(slots)");
+        return true;
+    }
+
+    // The next epoch of epoch slot k; zeroes the slot's claim and guard words first when
+    // the sequence would pass TIDAL_EPOCH_MASK (no launch of the slot is running here).
+    bool take_epoch(uint32_t k, uint32_t *epoch, bool *was_reset, std::string *err)
+    {
+        *was_reset = pt.epochs.needs_reset(k);
+        if (*was_reset)
+            CKR(cuMemsetD8(pt.slot(th::epoch_slot_index(k)) + TIDAL_SLOT_OFF_CLAIM, 0, 16), "cuMemset(claim, guard)");
+        *epoch = pt.epochs.take(k);
+        return true;
+    }
+
+    // After a partition run: exec_count, sm_blocks, violations.
     struct Stats {
         uint64_t zero = 0, multi = 0, first_bad = UINT64_MAX;
         uint32_t first_bad_val = 0;
         uint64_t smb_sum = 0, smb_outside = 0;
         int sms_used = 0;
         uint64_t violations = 0;
-        bool slots_clean = true;
-        std::string slot_dump;
+        uint64_t smb[TIDAL_MAX_SMS] = {};
     };
 
     bool stats(const Mask *m, Stats *s, std::string *err)
@@ -530,49 +576,42 @@ struct Runner {
             if (ex[i] == 0) s->zero++; else s->multi++;
             if (s->first_bad == UINT64_MAX) { s->first_bad = i; s->first_bad_val = ex[i]; }
         }
-        uint64_t smb[TIDAL_MAX_SMS];
-        CKR(cuMemcpyDtoH(smb, pt.smb, sizeof smb), "cuMemcpyDtoH(sm_blocks)");
+        CKR(cuMemcpyDtoH(s->smb, pt.smb, sizeof s->smb), "cuMemcpyDtoH(sm_blocks)");
         for (int k = 0; k < TIDAL_MAX_SMS; k++) {
-            s->smb_sum += smb[k];
-            if (smb[k]) s->sms_used++;
-            if (m && smb[k] && !m->has(k)) s->smb_outside += smb[k];
+            s->smb_sum += s->smb[k];
+            if (s->smb[k]) s->sms_used++;
+            if (m && s->smb[k] && !m->has(k)) s->smb_outside += s->smb[k];
         }
         tidal_partition p;
         CKR(cuMemcpyDtoH(&p, pt.part, sizeof p), "cuMemcpyDtoH(partition)");
         s->violations = p.violations;
-        std::vector<tidal_slot> sl(pt.nslots);
-        CKR(cuMemcpyDtoH(sl.data(), pt.slots(), pt.slot_bytes()), "cuMemcpyDtoH(slots)");
-        for (uint32_t k = 0; k < pt.nslots; k++) {
-            const tidal_slot &t = sl[k];
-            const uint8_t *b = (const uint8_t *)&t;
-            size_t nz = 0;
-            for (size_t q = 0; q < sizeof t; q++) nz += b[q] != 0;
-            if (nz) {
-                if (s->slots_clean) {
-                    size_t first = 0;
-                    while (!b[first]) first++;
-                    s->slot_dump = fmt("slot %u has %zu non-zero bytes, first at offset %zu {tag %" PRIu64
-                                       ", presence 0x%" PRIx64 ", next %u, shards_done %u}",
-                                       k, nz, first, t.tag, t.presence, t.next, t.shards_done);
-                }
-                s->slots_clean = false;
-            }
+        return true;
+    }
+
+    // The slot table against what the launch must leave (th::check_slots); what is wrong
+    // is put back so that later runs do not depend on this one's leftovers.
+    bool check_slots(const std::vector<tidal_slot> &before, const th::SlotUse &u, std::string *why, std::string *err)
+    {
+        std::vector<tidal_slot> after;
+        if (!read_slots(&after, err)) return false;
+        std::vector<uint32_t> repair;
+        *why += th::check_slots(before, after, u, &repair);
+        for (uint32_t i : repair) {
+            if (th::is_epoch_index(i)) CKR(init_epoch_slot(i), "cuMemcpyHtoD(epoch slot)");
+            else CKR(cuMemsetD8(pt.slot(i), 0, sizeof(tidal_slot)), "cuMemset(slot)");
         }
-        if (!s->slots_clean)   // keep later runs independent of this one's leftovers
-            CKR(cuMemsetD8(pt.slots(), 0, pt.slot_bytes()), "cuMemset(slots)");
         return true;
     }
 };
 
 static std::string join_masks(const Mask &m) { return m.label(); }
 
-// Live mask flips: a host thread rewrites the partition's mask words (and bumps the
-// generation) with cuMemcpyHtoDAsync from pinned memory on a separate non-blocking stream,
-// at random intervals, while the launch is in flight.
+// Live mask flips: a host thread rewrites the partition's mask words with
+// cuMemcpyHtoDAsync from pinned memory on a separate non-blocking stream, at random
+// intervals, while the launch is in flight.
 struct Flipper {
     Env &e;
     CUdeviceptr part;
-    uint32_t *generation;
     std::vector<Mask> choices;
     uint64_t seed;
     std::atomic<bool> stop{false};
@@ -580,8 +619,8 @@ struct Flipper {
     std::string err, trace;
     std::thread th;
 
-    Flipper(Env &env, CUdeviceptr p, uint32_t *gen, std::vector<Mask> c, uint64_t s)
-        : e(env), part(p), generation(gen), choices(std::move(c)), seed(s) {}
+    Flipper(Env &env, CUdeviceptr p, std::vector<Mask> c, uint64_t s)
+        : e(env), part(p), choices(std::move(c)), seed(s) {}
 
     void start() { th = std::thread([this] { body(); }); }
     void finish() { stop = true; if (th.joinable()) th.join(); }
@@ -602,12 +641,9 @@ struct Flipper {
             if (m.name == "rand") r = mask_rand(e.nsm, splitmix(st), "rand");
             if (total == max_flips) r = choices[0];   // the last flip gives all SMs back
             memcpy(pinned, r.w, 32);
-            uint32_t g = ++*generation;
-            memcpy(pinned + 32, &g, 4);
             CUresult c1 = cuMemcpyHtoDAsync(part + TIDAL_PARTITION_OFF_MASK, pinned, 32, e.fst);
-            CUresult c2 = cuMemcpyHtoDAsync(part + offsetof(tidal_partition, generation), pinned + 32, 4, e.fst);
             CUresult c3 = cuStreamSynchronize(e.fst);
-            if (c1 || c2 || c3) { err = "flip copy failed: " + cu_err(c1 ? c1 : c2 ? c2 : c3); break; }
+            if (c1 || c3) { err = "flip copy failed: " + cu_err(c1 ? c1 : c3); break; }
             total++;
             bool busy = cuStreamQuery(e.st) == CUDA_ERROR_NOT_READY;
             if (busy) landed++;
@@ -618,6 +654,56 @@ struct Flipper {
     }
 };
 
+// One step of a spec.
+enum StepKind { S_A, S_B, S_CLONE, S_WRAP, S_JOIN };
+struct Step {
+    StepKind kind;
+    std::string label;
+    int mask = 0;                        // index into Runner::masks (the start mask of a flip)
+    th::CloneMode cm = th::C_EPOCH;
+    bool use_ctl = false;                // clone: launch.partition = 0 (__tidal_ctl)
+    bool flip = false;
+    bool joiner = false;                 // S_JOIN: with the JOIN grid (else the control)
+};
+
+static std::vector<Step> spec_steps(const Spec &sp, const std::vector<Mask> &masks)
+{
+    std::vector<Step> v;
+    auto add = [&](StepKind k, const std::string &label, int mask = 0, th::CloneMode cm = th::C_EPOCH,
+                   bool use_ctl = false, bool flip = false, bool joiner = false) {
+        v.push_back(Step{k, label, mask, cm, use_ctl, flip, joiner});
+    };
+    if (sp.huge) {   // case b must fall back to the original body; no clone launches
+        add(S_A, "a");
+        for (size_t i = 0; i < masks.size(); i++)
+            if (masks[i].name == "all" || masks[i].name == "empty") add(S_B, "b/" + masks[i].name, (int)i);
+        return v;
+    }
+    if (!sp.flip_only) {
+        add(S_A, "a");
+        for (size_t i = 0; i < masks.size(); i++) add(S_B, "b/" + masks[i].name, (int)i);
+        const struct { th::CloneMode cm; const char *name; } cms[] = {
+            {th::C_PROBE, "c-probe"}, {th::C_EPOCH, "c-epoch"}, {th::C_STATIC1, "c-static1"}, {th::C_STATIC, "c-static"}};
+        for (auto &c : cms)
+            for (size_t i = 0; i < masks.size(); i++) add(S_CLONE, std::string(c.name) + "/" + masks[i].name, (int)i, c.cm);
+        add(S_CLONE, "c-probe-static", 0, th::C_PROBE_STATIC);
+        add(S_CLONE, "c-ctl", 0, th::C_EPOCH, true);
+        add(S_CLONE, "c-nohist", 0, th::C_NOHIST);
+        add(S_WRAP, "c-wrap");
+    }
+    if (sp.flip) {
+        add(S_B, "flip-b", 0, th::C_EPOCH, false, true);
+        add(S_CLONE, "flip-c-probe", 0, th::C_PROBE, false, true);
+        add(S_CLONE, "flip-c-epoch", 0, th::C_EPOCH, false, true);
+        add(S_CLONE, "flip-c-static", 0, th::C_STATIC, false, true);
+    }
+    if (sp.join) {
+        add(S_JOIN, "join-ctl", 0, th::C_EPOCH, false, false, false);
+        add(S_JOIN, "join", 0, th::C_EPOCH, false, false, true);
+    }
+    return v;
+}
+
 // resume: the first rewritten-mode step to run (after a hang or a CUDA error ended an
 // earlier child at step resume - 1); the reference and module checks are redone quietly.
 static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const std::string &tidal_dir, int resume)
@@ -627,6 +713,7 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     Runner R(e, sp);
     const uint64_t logical = sp.logical();
     R.masks = standard_masks(e.nsm, g_seed ^ fnv1a(sp.name) ^ 0x5eed);
+    const std::vector<Step> steps = spec_steps(sp, R.masks);
 
     // ---- reference ------------------------------------------------------------------
     CUmodule omod = nullptr;
@@ -671,15 +758,6 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
                sp.grid[2], sp.block[0], sp.block[1], sp.block[2], sp.smem, logical, ms2));
 
     // ---- the rewritten module -------------------------------------------------------
-    std::vector<std::string> modes;
-    if (!sp.flip_only) {
-        modes.push_back("a");
-        for (auto &m : R.masks) modes.push_back("b/" + m.name);
-        for (auto &m : R.masks) modes.push_back("c/" + m.name);
-        modes.push_back("c-ctl");
-    }
-    if (sp.flip) { modes.push_back("flip-b"); modes.push_back("flip-c"); }
-
     // TIDAL_DIR/<file>.cubin when there is one (run.sh --cubin), else <file>.ptx
     std::string tpath = tidal_dir + "/" + sp.file + ".cubin", otext, ttext;
     bool have_t = read_file(tpath, &ttext);
@@ -733,6 +811,13 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
         return;
     }
 
+    auto report_not_run = [&](const std::string &why2) {
+        for (auto &s : steps) {
+            if (s.kind == S_WRAP)
+                for (const char *x : {"/65534", "/65535", "/1"}) report(false, sp, s.label + x, why2);
+            else report(false, sp, s.label, why2);
+        }
+    };
     if (!loaded || !fn_ok || !ctl_ok || !L.has_marker || identical) {
         std::string d;
         if (!loaded) d = merr;
@@ -745,13 +830,13 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
             if (!merr.empty()) d += merr;
         }
         report(false, sp, "module", d + reason);
-        for (auto &m : modes) report(false, sp, m, "not run: the module is not a usable rewritten module");
+        report_not_run("not run: the module is not a usable rewritten module");
         return;
     }
     report(clone_ok, sp, "module",
            clone_ok ? fmt("%s, %s%s, %s, marker: ok", TIDAL_CTL_SYMBOL, sp.entry.c_str(), TIDAL_RESHAPED_SUFFIX,
                           sp.entry.c_str())
-                    : "no " + sp.entry + TIDAL_RESHAPED_SUFFIX + " (case c and flip-c cannot run)" + reason);
+                    : "no " + sp.entry + TIDAL_RESHAPED_SUFFIX + " (the clone modes cannot run)" + reason);
 
     g_quiet = false;
     int occ = 0;
@@ -763,75 +848,65 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
         }
     }
     if (!R.alloc_partition(&err)) {
-        for (auto &m : modes) report(false, sp, m, err);
+        report_not_run(err);
         return;
     }
 
-    // One run: mode "a", "b", "c", "c-ctl", "flip-b", "flip-c".
-    int step = -1;
-    auto run = [&](const std::string &mode, const Mask *m, bool clone, bool use_ctl, bool flip) {
-        std::string label = mode + (m && mode.size() == 1 ? "/" + m->name : "");
-        if (++step < resume) return;
-        printf("STEP %d\n", step);   // the parent resumes after this step if the child dies in it
-        fflush(stdout);
-        std::string err2, w, extra;
-        if (clone && !clone_ok) { report(false, sp, label, "no usable clone"); return; }
-        const bool part = mode != "a";
-        bool k = R.prepare_outputs(&err2);
-        if (k && part) k = R.write_partition(*m, &err2);
-        if (k) k = R.set_ctl(L, use_ctl ? (uint64_t)R.pt.part : 0, &err2);
-        unsigned wg[3] = {sp.grid[0], sp.grid[1], sp.grid[2]};
-        tidal_launch tl;
-        memset(&tl, 0, sizeof tl);
-        if (clone) {
-            int allowed = 0;
-            for (int s = 0; s < e.nsm; s++) allowed += m->has(s);
-            if (flip) allowed = e.nsm;
-            uint64_t workers = std::max<uint64_t>(1, (uint64_t)occ * allowed);
-            uint32_t chunk = (uint32_t)std::max<uint64_t>(1, logical / (workers * 8));
-            wg[0] = (unsigned)workers; wg[1] = wg[2] = 1;
-            tl.partition = use_ctl ? 0 : R.pt.part;
-            tl.grid[0] = sp.grid[0]; tl.grid[1] = sp.grid[1]; tl.grid[2] = sp.grid[2];
-            tl.chunk = chunk;
-            extra = fmt(" workers %" PRIu64 " (occ %d) chunk %u", workers, occ, chunk);
-        }
-        Flipper *fl = nullptr;
-        std::function<void()> during;
-        if (flip) {
-            std::vector<Mask> ch = standard_masks(e.nsm, g_seed ^ fnv1a(sp.name + mode));
-            fl = new Flipper(e, R.pt.part, &R.pt.generation, ch, g_seed ^ fnv1a(sp.name + mode + "flip"));
-            during = [fl] { fl->start(); };
-        }
-        if (k) k = R.launch(clone ? L.clone : L.fn, wg, clone ? &tl : nullptr, label, &ms, &err2, flip ? &during : nullptr);
-        if (fl) {
-            fl->finish();
-            if (!fl->err.empty()) { k = false; err2 += (err2.empty() ? "" : "; ") + fl->err; }
-        }
+    const Mask &all = R.masks[0];
+    const uint32_t main_slot = th::epoch_slot_index(th::E_MAIN);
+
+    // What one launch must have done; checks and reports it. kind: S_A, S_B or S_CLONE
+    // (wrap and join launches are clones). m: the mask the launch ran under (nullptr: it
+    // changed while it ran). pl: the clone's plan. before: the slot table before it.
+    auto check_run = [&](const std::string &label, StepKind kind, const Mask *m, const th::Plan *pl,
+                         const std::vector<tidal_slot> &before, const th::SlotUse &use, bool k, std::string err2,
+                         std::string w, std::string extra, double run_ms, const Mask *start_mask, Flipper *fl,
+                         const std::function<void(const Runner::Stats &, std::string *, std::string *)> &more) {
         if (k) k = R.outputs(false, &w, &err2);
         Runner::Stats s;
-        if (k && part) k = R.stats(flip ? nullptr : m, &s, &err2);
+        const bool part = kind != S_A;
+        if (k && part) k = R.stats(m, &s, &err2);
         if (k && part) {
-            if (s.zero || s.multi)
+            const bool clone = kind == S_CLONE;
+            const bool orig_body = kind == S_B && sp.huge;   // case b of a grid the protocol does not take
+            const bool counted = clone ? (pl->tl.flags & TIDAL_LAUNCH_EXEC) != 0 : !orig_body;
+            const bool hist = clone ? (pl->tl.flags & TIDAL_LAUNCH_HIST) != 0 : !orig_body;
+            if (counted && (s.zero || s.multi))
                 w += fmt("exec_count: %" PRIu64 " logical blocks ran 0 times, %" PRIu64
                          " more than once (first: block %" PRIu64 " = %u); ",
                          s.zero, s.multi, s.first_bad, s.first_bad_val);
-            if (s.smb_sum != logical)
-                w += fmt("sum(sm_blocks) = %" PRIu64 ", want %" PRIu64 "; ", s.smb_sum, logical);
-            if (!s.slots_clean) w += "slot table not reset after the launch: " + s.slot_dump + "; ";
-            if (!flip && m->count() == 0 && s.violations == 0)
-                w += "empty mask but violations == 0; ";
-            if (!flip && m->count() > 0 && s.violations == 0 && s.smb_outside)
-                w += fmt("%" PRIu64 " logical blocks ran on SMs outside the mask with violations == 0; ", s.smb_outside);
+            if (!counted && s.zero != logical)
+                w += fmt("exec_count: %" PRIu64 " logical blocks counted, want none (%s); ", logical - s.zero,
+                         orig_body ? "the original body runs a grid of >= 2^24 blocks" : "no TIDAL_LAUNCH_EXEC");
+            if (s.smb_sum != (hist ? logical : 0))
+                w += fmt("sum(sm_blocks) = %" PRIu64 ", want %" PRIu64 "%s; ", s.smb_sum, hist ? logical : 0,
+                         hist ? "" : orig_body ? " (original body)" : " (no TIDAL_LAUNCH_HIST)");
+            k = R.check_slots(before, use, &w, &err2);
+            if (m && m->count() == 0) {
+                if (orig_body || (clone && !pl->dynamic_work())) {
+                    if (s.violations)
+                        w += fmt("violations = %" PRIu64 ", want 0 (%s); ", s.violations,
+                                 orig_body ? "the original body" : "a covering STATIC launch has no guard");
+                } else if ((!clone || pl->empty_mask_needs_violation()) && s.violations == 0) {
+                    w += "empty mask but violations == 0; ";
+                }
+            }
+            if (orig_body && s.violations) w += fmt("violations = %" PRIu64 " from the original body; ", s.violations);
+            const uint64_t allowance = clone ? pl->outside_allowance() : 0;
+            if (m && m->count() > 0 && s.violations == 0 && s.smb_outside > allowance)
+                w += fmt("%" PRIu64 " logical blocks ran on SMs outside the mask with violations == 0%s; ",
+                         s.smb_outside, allowance ? fmt(" (STATIC allows %" PRIu64 ")", allowance).c_str() : "");
             extra += fmt(" viol %" PRIu64 " sms %d", s.violations, s.sms_used);
-            if (!flip && m->count() > 0 && s.violations) extra += fmt(" (outside mask: %" PRIu64 ")", s.smb_outside);
+            if (m && m->count() > 0 && (s.violations || s.smb_outside))
+                extra += fmt(" (outside mask: %" PRIu64 ")", s.smb_outside);
+            if (k && more) more(s, &w, &extra);
         }
         if (fl) {
             extra += fmt(" flips %d/%d in flight [%s]", fl->landed, fl->total, fl->trace.c_str());
             if (fl->landed < sp.flip_min)
                 w += fmt("only %d mask flips landed while the kernel ran (spec wants >= %d); ", fl->landed, sp.flip_min);
-            delete fl;
         }
-        std::string ml = !m ? "" : flip ? " start mask " + join_masks(*m) : " mask " + join_masks(*m);
+        std::string ml = !start_mask ? "" : fl || !m ? " start mask " + join_masks(*start_mask) : " mask " + join_masks(*m);
         while (w.size() >= 2 && w.compare(w.size() - 2, 2, "; ") == 0) w.resize(w.size() - 2);
         if (!k) {
             // A CUDA error here usually poisons the context: report it and let the parent
@@ -839,21 +914,221 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
             report(false, sp, label, err2 + ml + extra);
             fflush(stdout);
             if (!g_nofork) _exit(4);
-            return;
+            return false;
         }
-        else report(w.empty(), sp, label, (w.empty() ? fmt("%.2f ms", ms) : w) + ml + extra);
+        report(w.empty(), sp, label, (w.empty() ? fmt("%.2f ms", run_ms) : w) + ml + extra);
+        return true;
     };
 
-    if (!sp.flip_only) {
-        run("a", nullptr, false, false, false);
-        for (auto &m : R.masks) run("b", &m, false, true, false);
-        for (auto &m : R.masks) run("c", &m, true, false, false);
-        run("c-ctl", &R.masks[0], true, true, false);
+    // An epoch-mode plan's slot use (none for probe mode and covering STATIC launches).
+    auto slot_use = [&](const th::Plan &pl, uint32_t index, uint64_t joiners) {
+        th::SlotUse u;
+        if (!pl.touches_epoch_slot()) return u;
+        u.slot = (int)index;
+        u.epoch = pl.tl.epoch;
+        u.total = pl.total();
+        u.base = pl.tl.base;
+        u.chunk = pl.tl.chunk;
+        u.phys = pl.workers;
+        u.joiner_phys = joiners;
+        return u;
+    };
+    auto is_epoch_mode = [](th::CloneMode cm) { return cm != th::C_PROBE && cm != th::C_PROBE_STATIC; };
+
+    // ---- a, b, c-*, flips -------------------------------------------------------------
+    auto run_plain = [&](const Step &st) {
+        std::string err2, w, extra;
+        const Mask *m = st.kind == S_A ? nullptr : &R.masks[st.mask];
+        if (st.kind == S_CLONE && !clone_ok) { report(false, sp, st.label, "no usable clone"); return; }
+        const bool part = st.kind != S_A;
+        std::vector<tidal_slot> before;
+        bool k = R.prepare_outputs(&err2);
+        if (k && part) k = R.write_partition(*m, &err2) && R.read_slots(&before, &err2);
+        const bool ctl_on = st.kind == S_B || (st.kind == S_CLONE && st.use_ctl);
+        if (k) k = R.set_ctl(L, ctl_on ? (uint64_t)R.pt.part : 0, &err2);
+        unsigned wg[3] = {sp.grid[0], sp.grid[1], sp.grid[2]};
+        th::Plan pl;
+        th::SlotUse use;
+        if (k && st.kind == S_CLONE) {
+            int allowed = 0;
+            for (int s2 = 0; s2 < e.nsm; s2++) allowed += m->has(s2);
+            if (st.flip) allowed = e.nsm;
+            uint32_t epoch = 0;
+            bool reset = false;
+            if (is_epoch_mode(st.cm)) k = R.take_epoch(th::E_MAIN, &epoch, &reset, &err2);
+            pl = th::plan_clone(st.cm, occ, e.nsm, allowed, sp.grid, st.use_ctl ? 0 : R.pt.part, main_slot, epoch);
+            // epoch-mode launches get the histogram pointer in the parameter (as libtidal does);
+            // probe-mode ones read the partition's
+            if (!pl.probe() && (pl.tl.flags & TIDAL_LAUNCH_HIST)) pl.tl.sm_blocks = R.pt.smb;
+            wg[0] = pl.workers; wg[1] = wg[2] = 1;
+            use = slot_use(pl, main_slot, 0);
+            extra = fmt(" %s (occ %d)%s", pl.describe().c_str(), occ, reset ? " (slot reset before the wrap)" : "");
+        }
+        Flipper *fl = nullptr;
+        std::function<void()> during;
+        if (st.flip) {
+            std::vector<Mask> ch = standard_masks(e.nsm, g_seed ^ fnv1a(sp.name + st.label));
+            fl = new Flipper(e, R.pt.part, ch, g_seed ^ fnv1a(sp.name + st.label + "flip"));
+            during = [fl] { fl->start(); };
+        }
+        if (k) k = R.launch(st.kind == S_CLONE ? L.clone : L.fn, wg, st.kind == S_CLONE ? &pl.tl : nullptr, st.label,
+                            &ms, &err2, st.flip ? &during : nullptr);
+        if (fl) {
+            fl->finish();
+            if (!fl->err.empty()) { k = false; err2 += (err2.empty() ? "" : "; ") + fl->err; }
+        }
+        check_run(st.label, st.kind, st.flip ? nullptr : m, &pl, before, use, k, err2, w, extra, ms, m, fl, {});
+        delete fl;
+    };
+
+    // ---- c-wrap: the host's reset of an epoch slot before its epoch would wrap -----------
+    auto run_wrap = [&](const Step &st) {
+        if (!clone_ok) {
+            for (const char *x : {"/65534", "/65535", "/1"}) report(false, sp, st.label + x, "no usable clone");
+            return;
+        }
+        const uint32_t wslot = th::epoch_slot_index(th::E_WRAP);
+        std::string err2;
+        // The slot's last launch had epoch 65533 and left words the next epoch must turn
+        // into its zero (a stale ticket, arrivals, one worker counted as working).
+        tidal_slot seed;
+        th::epoch_slot_init(&seed);
+        const uint64_t old = 65533;
+        seed.claim = (old << TIDAL_EPOCH_SHIFT) | 0x00ABCDEull;
+        seed.guard = (old << TIDAL_EPOCH_SHIFT) | (77ull << TIDAL_GUARD_ARRIVED_SHIFT) | 5;
+        CUresult r = cuMemcpyHtoD(R.pt.slot(wslot), &seed, sizeof seed);
+        if (r) {
+            report(false, sp, st.label, "seeding the slot: " + cu_err(r));
+            if (!g_nofork) _exit(4);
+            return;
+        }
+        R.pt.epochs.last[th::E_WRAP] = (uint32_t)old;
+        const th::CloneMode cms[3] = {th::C_EPOCH, th::C_STATIC, th::C_EPOCH};
+        for (int i = 0; i < 3; i++) {
+            std::string w, extra;
+            err2.clear();
+            uint32_t epoch = 0;
+            bool reset = false;
+            std::vector<tidal_slot> before;
+            bool k = R.prepare_outputs(&err2) && R.write_partition(all, &err2) && R.set_ctl(L, 0, &err2) &&
+                     R.take_epoch(th::E_WRAP, &epoch, &reset, &err2) && R.read_slots(&before, &err2);
+            th::Plan pl = th::plan_clone(cms[i], occ, e.nsm, e.nsm, sp.grid, R.pt.part, wslot, epoch);
+            if (!pl.probe() && (pl.tl.flags & TIDAL_LAUNCH_HIST)) pl.tl.sm_blocks = R.pt.smb;
+            th::SlotUse use = slot_use(pl, wslot, 0);
+            unsigned wg[3] = {pl.workers, 1, 1};
+            std::string label = st.label + "/" + std::to_string(epoch);
+            if (i == 2 && (!reset || epoch != 1)) w += fmt("the host did not reset the slot before the wrap (epoch %u); ", epoch);
+            extra = fmt(" %s (occ %d)%s", pl.describe().c_str(), occ,
+                        reset ? " (claim and guard zeroed by the host first)" : "");
+            if (k) k = R.launch(L.clone, wg, &pl.tl, label, &ms, &err2);
+            if (!check_run(label, S_CLONE, &all, &pl, before, use, k, err2, w, extra, ms, &all, nullptr, {})) return;
+        }
+    };
+
+    // ---- join-ctl / join: flow-in on SMs the owner was not given -------------------------
+    auto run_join = [&](const Step &st) {
+        if (!clone_ok) { report(false, sp, st.label, "no usable clone"); return; }
+        std::string err2, w, extra;
+        const int nsmall = std::max(1, std::min(16, e.nsm / 2));
+        Mask small;
+        small.name = fmt("sm0-%d", nsmall - 1);
+        for (int s2 = 0; s2 < nsmall; s2++) small.set(s2);
+        uint32_t epoch = 0;
+        bool reset = false;
+        std::vector<tidal_slot> before;
+        bool k = R.prepare_outputs(&err2) && R.write_partition(small, &err2) && R.set_ctl(L, 0, &err2) &&
+                 R.take_epoch(th::E_MAIN, &epoch, &reset, &err2) && R.read_slots(&before, &err2);
+        th::Plan pl = th::plan_clone(th::C_EPOCH, occ, e.nsm, nsmall, sp.grid, R.pt.part, main_slot, epoch);
+        th::Plan plj = pl;
+        plj.tl.flags |= TIDAL_LAUNCH_JOIN;
+        unsigned wg[3] = {pl.workers, 1, 1};
+        th::SlotUse use = slot_use(pl, main_slot, st.joiner ? pl.workers : 0);
+        double t0 = now_s(), t_arrived = 0;
+        bool owner_early = false, owner_running_at_join = false, joiners_running = false;
+        uint64_t incomplete_at_owner_end = 0;
+        if (k) k = R.launch_async(L.clone, wg, &pl.tl, e.st, &err2);
+        // wait until every owner worker arrived (guard: this epoch, arrivals == workers):
+        // those on SMs outside the small mask have left by then
+        uint64_t guard = 0;
+        while (k) {
+            CUresult r = cuMemcpyDtoHAsync(e.pinned + 64, R.pt.slot(main_slot) + TIDAL_SLOT_OFF_GUARD, 8, e.fst);
+            if (!r) r = cuStreamSynchronize(e.fst);
+            if (r) { k = false; err2 = "polling the guard word: " + cu_err(r); break; }
+            memcpy(&guard, e.pinned + 64, 8);
+            if ((guard >> TIDAL_EPOCH_SHIFT) == epoch &&
+                ((guard >> TIDAL_GUARD_ARRIVED_SHIFT) & TIDAL_GUARD_ACTIVE_MASK) == pl.workers)
+                break;
+            if (cuStreamQuery(e.st) != CUDA_ERROR_NOT_READY) { owner_early = true; break; }
+            if (now_s() - t0 > g_launch_timeout) {
+                report(false, sp, st.label, fmt("the owner's workers did not all arrive within %.0f s (guard 0x%016" PRIx64 ")",
+                                                g_launch_timeout, guard));
+                _exit(3);
+            }
+            usleep(20);
+        }
+        t_arrived = now_s();
+        if (k) {   // the mask grows to all SMs
+            memcpy(e.pinned + 128, all.w, 32);
+            CUresult r = cuMemcpyHtoDAsync(R.pt.part + TIDAL_PARTITION_OFF_MASK, e.pinned + 128, 32, e.fst);
+            if (!r) r = cuStreamSynchronize(e.fst);
+            if (r) { k = false; err2 = "growing the mask: " + cu_err(r); }
+        }
+        if (k && st.joiner) {
+            k = R.launch_async(L.clone, wg, &plj.tl, e.jst, &err2);
+            owner_running_at_join = cuStreamQuery(e.st) == CUDA_ERROR_NOT_READY;
+        }
+        if (k) {
+            CUresult r = wait_stream(e.st, sp, st.label);
+            if (r) { k = false; err2 = "owner kernel failed: " + cu_err(r); }
+        }
+        double t_owner = now_s();
+        if (k) {   // the owner's stream is done: every logical block must have run by now
+            joiners_running = st.joiner && cuStreamQuery(e.jst) == CUDA_ERROR_NOT_READY;
+            std::vector<uint32_t> ex(logical);
+            CUresult r = cuMemcpyDtoH(ex.data(), R.pt.exec, logical * 4);
+            if (r) { k = false; err2 = "reading exec_count: " + cu_err(r); }
+            for (uint64_t i = 0; k && i < logical; i++) incomplete_at_owner_end += ex[i] != 1;
+        }
+        if (k && st.joiner) {
+            CUresult r = wait_stream(e.jst, sp, st.label);
+            if (r) { k = false; err2 = "joiner kernel failed: " + cu_err(r); }
+        }
+        if (owner_early) w += "the owner finished before all its workers arrived (kernel too short for the join check); ";
+        if (st.joiner && k && !owner_running_at_join)
+            w += "the owner had finished when the joiner grid was launched (kernel too short); ";
+        if (incomplete_at_owner_end)
+            w += fmt("when the owner's stream finished, %" PRIu64 " logical blocks had not run exactly once "
+                     "(owners must wait for the joiners inside); ", incomplete_at_owner_end);
+        extra = fmt(" %s (occ %d), owner on %s: workers arrived after %.2f ms, owner done after %.2f ms%s", pl.describe().c_str(),
+                    occ, small.label().c_str(), (t_arrived - t0) * 1e3, (t_owner - t0) * 1e3,
+                    st.joiner ? (joiners_running ? ", joiners still leaving then" : ", joiners done by then") : "");
+        // the SMs the mask gained: only joiners can have run logical blocks there (the owner's
+        // workers outside the small mask had left before it grew)
+        auto added = [&](const Runner::Stats &s, std::string *w2, std::string *x2) {
+            uint64_t n = 0;
+            for (int s2 = 0; s2 < TIDAL_MAX_SMS; s2++)
+                if (all.has(s2) && !small.has(s2)) n += s.smb[s2];
+            *x2 += fmt(", added SMs ran %" PRIu64 " logical blocks", n);
+            if (st.joiner && n == 0) *w2 += "no logical block ran on the SMs the mask gained (the joiners did not help); ";
+            if (!st.joiner && n && s.violations == 0)
+                *w2 += fmt("without joiners, %" PRIu64 " logical blocks ran on SMs the owner had left; ", n);
+        };
+        check_run(st.label, S_CLONE, nullptr, &pl, before, use, k, err2, w, extra, (now_s() - t0) * 1e3, &small, nullptr,
+                  added);
+    };
+
+    int step = -1;
+    for (const Step &st : steps) {
+        if (++step < resume) continue;
+        printf("STEP %d\n", step);   // the parent resumes after this step if the child dies in it
+        fflush(stdout);
+        switch (st.kind) {
+        case S_A: case S_B: case S_CLONE: run_plain(st); break;
+        case S_WRAP: run_wrap(st); break;
+        case S_JOIN: run_join(st); break;
+        }
     }
-    if (sp.flip) {
-        run("flip-b", &R.masks[0], false, true, true);
-        run("flip-c", &R.masks[0], true, false, true);
-    }
+    R.set_ctl(L, 0, &err);
 }
 
 // The child: runs specs[first], specs[first + 1], ... in one CUDA context, the first of
@@ -879,6 +1154,7 @@ static int child_main(const std::vector<Spec> &specs, size_t first, int resume, 
     if (e.nsm > TIDAL_MAX_SMS) e.nsm = TIDAL_MAX_SMS;
     if ((r = cuStreamCreate(&e.st, CU_STREAM_NON_BLOCKING))) return fail_all("cuStreamCreate: " + cu_err(r));
     if ((r = cuStreamCreate(&e.fst, CU_STREAM_NON_BLOCKING))) return fail_all("cuStreamCreate: " + cu_err(r));
+    if ((r = cuStreamCreate(&e.jst, CU_STREAM_NON_BLOCKING))) return fail_all("cuStreamCreate: " + cu_err(r));
     if ((r = cuMemHostAlloc((void **)&e.pinned, 4096, 0))) return fail_all("cuMemHostAlloc: " + cu_err(r));
     if (first == 0 && resume == 0) {
         char name[256] = "?";
@@ -960,9 +1236,10 @@ int main(int argc, char **argv)
     }
     if (list) {
         for (auto &s : specs)
-            printf("%-34s %-44s %-22s grid %ux%ux%u block %ux%ux%u smem %-6u%s%s  %s\n", s.name.c_str(), s.file.c_str(),
+            printf("%-34s %-44s %-22s grid %ux%ux%u block %ux%ux%u smem %-6u%s%s%s%s  %s\n", s.name.c_str(), s.file.c_str(),
                    s.entry.c_str(), s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], s.smem,
-                   s.flip_only ? " [flip only]" : "", s.expect_refused ? " [expect refused]" : "", s.what.c_str());
+                   s.flip_only ? " [flip only]" : "", s.expect_refused ? " [expect refused]" : "", s.join ? " [join]" : "",
+                   s.huge ? " [huge: original body in case b]" : "", s.what.c_str());
         printf("%zu specs\n", specs.size());
         return 0;
     }
@@ -975,7 +1252,7 @@ int main(int argc, char **argv)
     const double t_start = now_s();
     std::vector<int> sp_ok(specs.size(), 0), sp_bad(specs.size(), 0);
     auto spec_line = [&](size_t i, const char *mode, const std::string &msg) {
-        printf("FAIL %-34s %-14s %s\n", specs[i].name.c_str(), mode, msg.c_str());
+        printf("FAIL %-34s %-16s %s\n", specs[i].name.c_str(), mode, msg.c_str());
         failed++;
         sp_bad[i]++;
     };

@@ -34,15 +34,18 @@ else
   bad "fake libcuda builds"; echo "$pass passed, $fail failed"; exit 1
 fi
 H() { LD_LIBRARY_PATH=$fake FAKE_CUDA_KERNEL_MS=3 "$B/tidal_gpu_harness" "$B/ptx/orig" "$B/ptx/tidal" \
-        --only grid_3d,griddim_out,twin_b,triton_vec_add_f32,refused_exit --launch-timeout 2 --budget 120 "$@"; }
+        --only grid_3d,griddim_out,twin_b,triton_vec_add_f32,refused_exit,grid_huge,fma_flip_long --launch-timeout 2 \
+        --budget 120 "$@"; }
 
 if out=$(H 2>&1) && tail -1 <<<"$out" | grep -Eq '^[0-9]+ passed, 0 failed$'; then
   ok "harness on a clean fake: $(tail -1 <<<"$out")"
 else
   grep FAIL <<<"$out" | head; bad "harness on a clean fake: $(tail -1 <<<"$out")"
 fi
-for b in diff exec twice outside noviol slot crash hang; do
-  if out=$(FAKE_CUDA_BUG=$b H --only grid_3d 2>&1); then
+# each fault on a spec whose steps can see it (huge: the >= 2^24 grid; join: the flow-in spec)
+for b in diff exec twice outside noviol slot epoch static flags huge join crash hang; do
+  only=grid_3d; [[ $b == huge ]] && only==grid_huge; [[ $b == join ]] && only==fma_flip_long
+  if out=$(FAKE_CUDA_BUG=$b H --only "$only" 2>&1); then
     bad "fault '$b' went unnoticed: $(tail -1 <<<"$out")"
   else
     ok "fault '$b' detected: $(tail -1 <<<"$out")"

@@ -8,6 +8,9 @@
 //   rt_app api                 two partitions, two streams, concurrent kernels, histograms
 //   rt_app flip                the mask moves while a kernel runs (both directions)
 //   rt_app graph               a captured graph follows mask changes at every replay
+//   rt_app place               hybrid placement: partition streams in green contexts, short
+//                              kernels as originals on their SMs, long ones as clones that
+//                              follow live masks, graphs captured on them, unplaced sets
 //   rt_app tenant NAME [--set SMSET --socket PATH]  (tidald) obey NAME; with --set, send
 //                              `set NAME SMSET` to tidald while the kernel runs and check
 //                              that the blocks claimed afterwards obey it; prints the
@@ -66,6 +69,9 @@ struct Api {
     int (*stats_reset)(tidal_part *);
     int (*init)(unsigned);
     const char *(*last_error)(void);
+    int (*partition_stream)(tidal_part *, int, void **);
+    int (*partition_placed)(tidal_part *);
+    int (*partition_set_placement)(tidal_part *, int, unsigned);
 } api;
 
 static void load_api()
@@ -73,6 +79,7 @@ static void load_api()
 #define GET(f) *(void **)&api.f = dlsym(RTLD_DEFAULT, "tidal_" #f)
     GET(partition_create); GET(partition_find); GET(partition_set); GET(partition_get_mask);
     GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
+    GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -687,10 +694,114 @@ static int mode_rate(unsigned blocks)
     return failures ? 1 : 0;
 }
 
+
+// ---------------------------------------------------------------- hybrid placement
+// Blocks of a launch on a partition stream stay on the partition's SMs whether they run
+// as the original (short kernels, once measured) or as the clone.
+static void place_short(const char *label, tidal_part *p, cudaStream_t s, const tidal_smset &m, bool expect_original)
+{
+    std::string L(label);
+    tidal_stats st0, st1;
+    TCK(api.stats_get(nullptr, &st0));
+    Run r(264);
+    unsigned bad = 0, runs = 6;
+    for (unsigned k = 0; k < runs; k++) {
+        r.reset();
+        r.launch(s, 2000);
+        CK(cudaStreamSynchronize(s));
+        r.fetch();
+        std::string why;
+        if (!r.exactly_once(&why)) { result((L + ".exactly-once").c_str(), false, why); return; }
+        bad += r.outside(m);
+    }
+    TCK(api.stats_get(nullptr, &st1));
+    unsigned long long orig = st1.launches_original - st0.launches_original,
+                       clones = st1.launches_rewritten - st0.launches_rewritten;
+    result((L + ".inside").c_str(), bad == 0, std::to_string(bad) + " blocks outside over " + std::to_string(runs) +
+                                                 " launches; " + std::to_string(r.distinct_sms()) + " SMs used");
+    // the first launch of a kernel not measured yet runs as the clone (and is timed)
+    result((L + ".hybrid").c_str(), expect_original ? orig >= runs - 1 : orig == 0,
+           std::to_string(orig) + " launched as the original, " + std::to_string(clones) + " as clones");
+    (void)p;
+}
+
+static void mode_place()
+{
+    if (!api.partition_stream) { result("place.api", false, "tidal_partition_stream not in this process"); return; }
+    tidal_part *p;
+    TCK(api.partition_create("pl", "0-65", &p));
+    int placed = api.partition_placed(p);
+    result("place.placed", placed == 1, "tidal_partition_placed(0-65) = " + std::to_string(placed));
+    void *sv;
+    TCK(api.partition_stream(p, 0, &sv));
+    cudaStream_t s = (cudaStream_t)sv;
+    tidal_smset m = parse("0-65");
+    place_short("place.short", p, s, m, true);
+    // a graph captured on the stream keeps the placement
+    {
+        Run r(264);
+        cudaGraph_t g;
+        cudaGraphExec_t ge;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        r.launch(s, 2000);
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
+        cudaStream_t other;
+        CK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+        CK(cudaGraphLaunch(ge, other));
+        CK(cudaStreamSynchronize(other));
+        r.fetch();
+        std::string why;
+        bool once = r.exactly_once(&why);
+        unsigned bad = r.outside(m);
+        result("place.graph", once && bad == 0, (once ? "" : why + "; ") + std::to_string(bad) +
+                                                     " blocks outside 0-65 on a replay from another stream");
+    }
+    // a long kernel runs as the clone and leaves SMs taken from it, on the same stream
+    TCK(api.partition_set_placement(p, 1 /* TIDAL_PLACE_PERSISTENT */, 0));
+    {
+        const unsigned n = 200000, spin = 5000;
+        Run r(n);
+        r.launch(s, spin);
+        while (*r.hprogress < n * 3 / 10) {}
+        r.raise_flag(1);
+        TCK(api.partition_set(p, "0-31"));
+        r.raise_flag(2);
+        CK(cudaStreamSynchronize(s));
+        r.fetch();
+        std::string why;
+        result("place.shrink.exactly-once", r.exactly_once(&why), why);
+        unsigned at2 = ~0u;
+        for (unsigned i = 0; i < n; i++)
+            if (r.saw[i] >= 2 && r.order[i] < at2) at2 = r.order[i];
+        unsigned margin = claim_margin(n, 66, nsm());
+        tidal_smset mt = parse("0-31");
+        unsigned bad = at2 == ~0u ? n : r.outside(mt, at2 + margin), before = r.outside(m);
+        result("place.shrink.leaves", bad == 0 && before == 0,
+               std::to_string(bad) + " blocks outside 0-31 after the move (+" + std::to_string(margin) + "), " +
+                   std::to_string(before) + " outside 0-65 at all");
+    }
+    // the stream's green context is 0-65: after the set moved to 0-31 its kernels stay inside
+    TCK(api.partition_set_placement(p, 0 /* TIDAL_PLACE_HYBRID */, 0));
+    place_short("place.after-shrink", p, s, parse("0-31"), false);
+    // a new stream of the moved partition is placed on the new set
+    void *sv2;
+    TCK(api.partition_stream(p, 0, &sv2));
+    place_short("place.new-stream", p, (cudaStream_t)sv2, parse("0-31"), true);
+    // a set that is not a union of SM groups: the stream is not placed; clones mask it
+    tidal_part *q;
+    TCK(api.partition_create("odd", "1-64", &q));
+    int qp = api.partition_placed(q);
+    result("place.unplaced", qp == 0, "tidal_partition_placed(1-64) = " + std::to_string(qp));
+    void *sv3;
+    TCK(api.partition_stream(q, 0, &sv3));
+    place_short("place.unplaced", q, (cudaStream_t)sv3, parse("1-64"), false);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -706,6 +817,7 @@ int main(int argc, char **argv)
     else if (m == "api") mode_api();
     else if (m == "flip") mode_flip();
     else if (m == "graph") mode_graph();
+    else if (m == "place") mode_place();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

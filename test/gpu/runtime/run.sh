@@ -51,7 +51,7 @@ build() {
   gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
   gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
   local rto=()
-  for f in runtime launch cu remote smset tidal_client control_proto; do
+  for f in runtime launch green cu remote smset tidal_client control_proto; do
     gcc $CFLAGS -fPIC -c "$root/runtime/$f.c" -o "$B/obj/rt_$f.o"; rto+=("$B/obj/rt_$f.o")
   done
   rm -f "$B/lib/libtidal.a" "$B/lib/libtidal_cudart.a"
@@ -91,12 +91,14 @@ TIDAL_PARTITION=t:0-65 run_prog linked.env "$B/rt_app_linked" env 50000
 run_prog linked.api "$B/rt_app_linked" api
 run_prog linked.flip "$B/rt_app_linked" flip
 run_prog linked.graph "$B/rt_app_linked" graph
+run_prog linked.place "$B/rt_app_linked" place
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
 LD_PRELOAD=$PRE run_prog preload.api "$B/rt_app_plain" api
 LD_PRELOAD=$PRE run_prog preload.flip "$B/rt_app_plain" flip
 LD_PRELOAD=$PRE run_prog preload.graph "$B/rt_app_plain" graph
+LD_PRELOAD=$PRE run_prog preload.place "$B/rt_app_plain" place
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
 grep -q "the tidal API is not in this process" <<<"$out"; check plain.no-runtime-refuses-api $? "$(head -1 <<<"$out")"

@@ -7,25 +7,33 @@
 // params in .entry order as ROLE:DTYPE:ELEMENTS (in|out, f32). For each line it loads
 // ORIG_DIR/<stem>.ptx and TIDAL_DIR/<stem>.ptx (cuModuleLoadDataEx, driver JIT), fills the
 // inputs with fixed pseudo-random floats in [-1, 1), poisons the outputs (0xA5C3E17B words)
-// before every run, and checks, bit for bit against the original kernel's output:
+// before every run, and checks, bit for bit against the original kernel's output, the
+// launch cases of abi/tidal_abi.h (ABI v3) as test/gpu/harness.cu runs them (the clone
+// plans and the slot-table check come from test/gpu/harness_common.h):
 //   ref        original entry, original grid, run twice: identical, and no output word left poisoned
-//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v2, ENTRY and
+//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v3, ENTRY and
 //              ENTRY__tidal_reshaped
 //   a          rewritten ENTRY, original grid, __tidal_ctl = 0
-//   b/MASK     rewritten ENTRY, original grid, __tidal_ctl -> a partition with MASK
-//   c/MASK     ENTRY__tidal_reshaped, grid = occupancy x allowed SMs, tidal_launch.partition =
-//              the partition, chunk = max(1, logical / (workers * 8)), __tidal_ctl = 0
-// MASK in all, sm0, half (SMs 0..n/2-1), odd. For b and c also: exec_count[i] == 1 for every
-// logical block, sum(sm_blocks) == logical, no block on an SM outside the mask unless
-// violations > 0, and the slot table is all zero again afterwards.
+//   b/MASK     rewritten ENTRY, original grid, __tidal_ctl -> a partition with MASK (probe mode)
+//   c-probe/MASK    ENTRY__tidal_reshaped, PROBE, key 0, grid = occupancy x allowed SMs
+//   c-epoch/MASK    the clone in epoch mode (host-named reserved slot, epoch + 1 per launch)
+//   c-static1/MASK  STATIC, workers covering the grid where they can (no slot memory touched)
+//   c-static/MASK   STATIC with dynamic tickets after the workers' own chunks
+//   c-wrap/E   epoch-mode launches at epochs 65534, 65535, then 1 after the host zeroed the
+//              slot's claim and guard words
+// MASK in all, sm0, half (SMs 0..n/2-1), odd; clones get launch.partition and __tidal_ctl = 0.
+// For b and c also: exec_count[i] == 1 for every logical block, sum(sm_blocks) == logical,
+// no block on an SM outside the mask unless violations > 0 (STATIC: at most the workers'
+// own chunks plus one claimed chunk each), the probe slots all zero afterwards and the
+// epoch slot in the state the launch must leave (the others unchanged).
 // Prints one PASS/FAIL line per check and "N passed, N failed"; exit status 1 on any failure.
-// (No mask flips while running and no empty mask: test/gpu/harness.cu covers those for the
-// CUDA/Triton specs; this is the TVM-specific subset.)
+// (No mask flips while running, no empty mask and no flow-in: test/gpu/harness.cu covers
+// those for the CUDA/Triton specs; this is the TVM-specific subset.)
 //
 // Build (no GPU needed to build; test/gpu/tvm_ptx.sh does it):
-//   nvcc -std=c++17 -O2 -Iruntime test/gpu/tvm/run_tvm.cu -o build-tvm-gpu/run_tvm -L/usr/local/cuda/lib64/stubs -lcuda
+//   nvcc -std=c++17 -O2 -Iruntime -Iabi test/gpu/tvm/run_tvm.cu -o build-tvm-gpu/run_tvm -L/usr/local/cuda/lib64/stubs -lcuda
 // Without a GPU, test/gpu/fake_libcuda.c exercises the plumbing (it runs no PTX; see
-// test/gpu/README.md): clean must pass, FAKE_CUDA_BUG=diff|exec|twice|slot must fail.
+// test/gpu/README.md): clean must pass, FAKE_CUDA_BUG=diff|exec|twice|slot|epoch must fail.
 #include <cuda.h>
 
 #include <cstdint>
@@ -38,10 +46,10 @@
 #include <vector>
 
 #include "tidal_abi.h"
+#include "../harness_common.h"
 
 static int g_pass = 0, g_fail = 0;
 static const uint32_t POISON = 0xA5C3E17Bu;
-static const unsigned NSLOTS = 16;
 
 static void result(bool ok, const std::string &name, const std::string &check, const std::string &why = "")
 {
@@ -195,63 +203,94 @@ static bool launch(CUfunction f, const unsigned grid[3], const Launch &L, Bufs &
     return true;
 }
 
-// The partition: 128-byte header + NSLOTS slots, 1024-byte aligned; exec_count and sm_blocks.
+// The partition: 128-byte header + th::NSLOTS slots (probe and epoch slots, the epoch
+// slots tagged TIDAL_SLOT_RESERVED once), 1024-byte aligned; exec_count and sm_blocks.
 struct Part {
     CUdeviceptr raw = 0, p = 0, exec = 0, smb = 0;
     uint64_t logical = 0;
+    th::Epochs epochs;
+    CUdeviceptr slot(uint32_t index) const { return p + th::slot_offset(index); }
 };
 
 static bool part_make(Part *P, uint64_t logical, std::string *err)
 {
-    size_t bytes = TIDAL_PARTITION_BYTES(NSLOTS);
+    size_t bytes = th::partition_bytes();
     CK(cuMemAlloc(&P->raw, bytes + 1024));
     P->p = (P->raw + 1023) & ~(CUdeviceptr)1023;
     CK(cuMemsetD8(P->raw, 0, bytes + 1024));
+    for (uint32_t k = 0; k < th::NEPOCH; k++) {
+        tidal_slot s;
+        th::epoch_slot_init(&s);
+        CK(cuMemcpyHtoD(P->slot(th::epoch_slot_index(k)), &s, sizeof s));
+    }
     CK(cuMemAlloc(&P->exec, logical * 4));
     CK(cuMemAlloc(&P->smb, TIDAL_MAX_SMS * 8));
     P->logical = logical;
     return true;
 }
 
-static bool part_arm(Part &P, const uint64_t mask[4], uint32_t gen, std::string *err)
+static bool part_arm(Part &P, const uint64_t mask[4], std::string *err)
 {
     tidal_partition h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.mask, mask, sizeof h.mask);
-    h.exec_count = P.exec;
-    h.sm_blocks = P.smb;
-    h.slot_mask = NSLOTS - 1;
-    h.generation = gen;
+    th::header_init(&h, mask, P.exec, P.smb);
     CK(cuMemcpyHtoD(P.p, &h, sizeof h));
     CK(cuMemsetD8(P.exec, 0, P.logical * 4));
     CK(cuMemsetD8(P.smb, 0, TIDAL_MAX_SMS * 8));
     return true;
 }
 
-static std::string part_check(Part &P, const uint64_t mask[4], std::string *err)
+static bool read_slots(Part &P, std::vector<tidal_slot> *v, std::string *err)
+{
+    v->resize(th::NSLOTS);
+    CK(cuMemcpyDtoH(v->data(), P.slot(0), v->size() * sizeof(tidal_slot)));
+    return true;
+}
+
+// The next epoch of epoch slot k (zeroing its claim and guard words before a wrap).
+static bool take_epoch(Part &P, uint32_t k, uint32_t *epoch, std::string *err)
+{
+    if (P.epochs.needs_reset(k)) CK(cuMemsetD8(P.slot(th::epoch_slot_index(k)) + TIDAL_SLOT_OFF_CLAIM, 0, 16));
+    *epoch = P.epochs.take(k);
+    return true;
+}
+
+// After a b or c run: counters, violations, outside-mask blocks and the slot table.
+// pl: the clone's plan (nullptr for b); before: the table before the launch.
+static std::string part_check(Part &P, const uint64_t mask[4], const th::Plan *pl, const std::vector<tidal_slot> &before,
+                              const th::SlotUse &use, std::string *err)
 {
     tidal_partition h;
     if (cuMemcpyDtoH(&h, P.p, sizeof h) != CUDA_SUCCESS) return "reading the partition failed";
     std::vector<uint32_t> ex(P.logical);
     std::vector<uint64_t> smb(TIDAL_MAX_SMS);
-    std::vector<uint8_t> slots(NSLOTS * sizeof(tidal_slot));
+    std::vector<tidal_slot> after;
     if (cuMemcpyDtoH(ex.data(), P.exec, P.logical * 4) != CUDA_SUCCESS ||
-        cuMemcpyDtoH(smb.data(), P.smb, TIDAL_MAX_SMS * 8) != CUDA_SUCCESS ||
-        cuMemcpyDtoH(slots.data(), P.p + TIDAL_PARTITION_HEADER, slots.size()) != CUDA_SUCCESS)
+        cuMemcpyDtoH(smb.data(), P.smb, TIDAL_MAX_SMS * 8) != CUDA_SUCCESS || !read_slots(P, &after, err))
         return "reading the counters failed";
-    (void)err;
-    for (uint64_t i = 0; i < P.logical; i++)
-        if (ex[i] != 1) return "exec_count[" + std::to_string(i) + "] = " + std::to_string(ex[i]);
-    uint64_t sum = 0;
-    for (uint64_t v : smb) sum += v;
-    if (sum != P.logical) return "sum(sm_blocks) = " + std::to_string(sum) + ", logical " + std::to_string(P.logical);
-    for (uint8_t b : slots)
-        if (b) return "slot table not reset";
-    for (int s = 0; s < TIDAL_MAX_SMS && !h.violations; s++)
-        if (smb[s] && !((mask[s / 64] >> (s % 64)) & 1))
-            return std::to_string(smb[s]) + " logical blocks on SM " + std::to_string(s) + ", outside the mask, no violations";
+    std::string w;
+    for (uint64_t i = 0; i < P.logical && w.empty(); i++)
+        if (ex[i] != 1) w = "exec_count[" + std::to_string(i) + "] = " + std::to_string(ex[i]) + "; ";
+    uint64_t sum = 0, outside = 0;
+    for (int s = 0; s < TIDAL_MAX_SMS; s++) {
+        sum += smb[s];
+        if (!((mask[s / 64] >> (s % 64)) & 1)) outside += smb[s];
+    }
+    if (sum != P.logical) w += "sum(sm_blocks) = " + std::to_string(sum) + ", logical " + std::to_string(P.logical) + "; ";
+    std::vector<uint32_t> repair;
+    w += th::check_slots(before, after, use, &repair);
+    for (uint32_t i : repair) {   // keep later runs independent of this one's leftovers
+        tidal_slot s;
+        if (th::is_epoch_index(i)) th::epoch_slot_init(&s);
+        else memset(&s, 0, sizeof s);
+        if (cuMemcpyHtoD(P.slot(i), &s, sizeof s) != CUDA_SUCCESS) w += "repairing the slot failed; ";
+    }
+    const uint64_t allowance = pl ? pl->outside_allowance() : 0;
+    if (!h.violations && outside > allowance)
+        w += std::to_string(outside) + " logical blocks on SMs outside the mask, no violations" +
+             (allowance ? " (STATIC allows " + std::to_string(allowance) + ")" : "") + "; ";
     if (h.violations) fprintf(stderr, "  note: violations = %llu\n", (unsigned long long)h.violations);
-    return "";
+    while (w.size() >= 2 && w.compare(w.size() - 2, 2, "; ") == 0) w.resize(w.size() - 2);
+    return w;
 }
 
 static bool set_ctl(CUmodule m, CUdeviceptr value, std::string *err)
@@ -272,7 +311,6 @@ static void run_one(const Launch &L, const std::string &odir, const std::string 
     Bufs B;
     std::vector<std::vector<uint32_t>> ref, got;
     Part P;
-    uint64_t key = 1;
 
     bool ok = load(odir + "/" + L.stem + ".ptx", &om, &err) && cuModuleGetFunction(&of, om, L.entry.c_str()) == CUDA_SUCCESS &&
               alloc_bufs(L, &B, &err) && reset_bufs(L, B, &err) && launch(of, L.grid, L, B, nullptr, &err) &&
@@ -297,24 +335,67 @@ static void run_one(const Launch &L, const std::string &odir, const std::string 
     result(ok, L.name, "module", err);
     if (!ok) return;
 
-    auto compare = [&](const std::string &check, bool extra_ok, const std::string &extra) {
+    // outputs against the reference; problems: what else went wrong; info: printed either way
+    auto compare = [&](const std::string &check, const std::string &problems, const std::string &info) {
         std::string e;
         bool k = outputs(L, B, &got, &e);
         if (k && !(e = first_diff(ref, got)).empty()) k = false;
-        if (k && !extra_ok) k = false, e = extra;
-        result(k, L.name, check, e);
+        if (k && !problems.empty()) k = false, e = problems;
+        result(k, L.name, check, k ? info : e + (info.empty() ? "" : " [" + info + "]"));
     };
 
     // a
     err.clear();
     ok = set_ctl(tm, 0, &err) && reset_bufs(L, B, &err) && launch(tf, L.grid, L, B, nullptr, &err);
     if (!ok) { result(false, L.name, "a", err); return; }
-    compare("a", true, "");
+    compare("a", "", "");
 
     if (!part_make(&P, L.logical(), &err)) { result(false, L.name, "partition", err); return; }
+    int occ = 0;
+    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cf, L.block[0] * L.block[1] * L.block[2], L.smem) !=
+            CUDA_SUCCESS || occ < 1)
+        occ = 1;
+    const uint32_t wrap_slot = th::epoch_slot_index(th::E_WRAP);
+
+    // One b or clone run with the given mask; clone runs take the next epoch of `ek`.
+    auto run_case = [&](const std::string &check, bool clone, th::CloneMode cm, const uint64_t mask[4], int allowed,
+                        uint32_t ek) {
+        err.clear();
+        std::vector<tidal_slot> before;
+        th::Plan pl;
+        th::SlotUse use;
+        bool ok2 = part_arm(P, mask, &err) && reset_bufs(L, B, &err) && read_slots(P, &before, &err);
+        if (ok2 && !clone) {
+            ok2 = set_ctl(tm, P.p, &err) && launch(tf, L.grid, L, B, nullptr, &err);
+        } else if (ok2) {
+            uint32_t epoch = 0;
+            const uint32_t slot = th::epoch_slot_index(ek);
+            bool probe = cm == th::C_PROBE || cm == th::C_PROBE_STATIC;
+            if (!probe) ok2 = take_epoch(P, ek, &epoch, &err);
+            pl = th::plan_clone(cm, occ, nsm, allowed, L.grid, P.p, slot, epoch);
+            if (pl.touches_epoch_slot()) {
+                use.slot = (int)slot;
+                use.epoch = epoch;
+                use.total = pl.total();
+                use.base = pl.tl.base;
+                use.chunk = pl.tl.chunk;
+                use.phys = pl.workers;
+            }
+            unsigned g3[3] = {pl.workers, 1, 1};
+            ok2 = ok2 && set_ctl(tm, 0, &err) && launch(cf, g3, L, B, &pl.tl, &err);
+        }
+        if (!ok2) { result(false, L.name, check, err); return false; }
+        compare(check, part_check(P, mask, clone ? &pl : nullptr, before, use, &err), clone ? pl.describe() : "");
+        return true;
+    };
+
     const char *masks[] = {"all", "sm0", "half", "odd"};
-    uint32_t gen = 0;
-    for (char mode : {'b', 'c'})
+    const struct { bool clone; th::CloneMode cm; const char *name; } cases[] = {
+        {false, th::C_PROBE, "b"}, {true, th::C_PROBE, "c-probe"}, {true, th::C_EPOCH, "c-epoch"},
+        {true, th::C_STATIC1, "c-static1"}, {true, th::C_STATIC, "c-static"}};
+    uint64_t all_mask[4] = {0, 0, 0, 0};
+    for (int s = 0; s < nsm && s < TIDAL_MAX_SMS; s++) all_mask[s / 64] |= 1ull << (s % 64);
+    for (auto &c : cases)
         for (const char *mn : masks) {
             uint64_t mask[4] = {0, 0, 0, 0};
             int allowed = 0;
@@ -323,31 +404,17 @@ static void run_one(const Launch &L, const std::string &odir, const std::string 
                           (!strcmp(mn, "odd") && (s & 1));
                 if (on) mask[s / 64] |= 1ull << (s % 64), allowed++;
             }
-            std::string check = std::string(1, mode) + "/" + mn;
-            err.clear();
-            ok = part_arm(P, mask, ++gen, &err) && reset_bufs(L, B, &err);
-            if (ok && mode == 'b') {
-                ok = set_ctl(tm, P.p, &err) && launch(tf, L.grid, L, B, nullptr, &err);
-            } else if (ok) {
-                int occ = 0;
-                if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cf, L.block[0] * L.block[1] * L.block[2], L.smem) !=
-                        CUDA_SUCCESS || occ < 1)
-                    occ = 1;
-                unsigned workers = (unsigned)occ * (unsigned)(allowed > 0 ? allowed : 1);
-                tidal_launch tl;
-                memset(&tl, 0, sizeof tl);
-                tl.partition = P.p;
-                memcpy(tl.grid, L.grid, sizeof tl.grid);
-                uint64_t c = L.logical() / ((uint64_t)workers * 8);
-                tl.chunk = c ? (uint32_t)c : 1;
-                tl.key = key++;
-                unsigned g3[3] = {workers, 1, 1};
-                ok = set_ctl(tm, 0, &err) && launch(cf, g3, L, B, &tl, &err);
-            }
-            if (!ok) { result(false, L.name, check, err); return; }
-            std::string pe = part_check(P, mask, &err);
-            compare(check, pe.empty(), pe);
+            if (!run_case(std::string(c.name) + "/" + mn, c.clone, c.cm, mask, allowed, th::E_MAIN)) return;
         }
+    // c-wrap: the slot's last launch was epoch 65533 and left stale words
+    tidal_slot seed;
+    th::epoch_slot_init(&seed);
+    seed.claim = (65533ull << TIDAL_EPOCH_SHIFT) | 0x00ABCDEull;
+    seed.guard = (65533ull << TIDAL_EPOCH_SHIFT) | (77ull << TIDAL_GUARD_ARRIVED_SHIFT) | 5;
+    if (cuMemcpyHtoD(P.slot(wrap_slot), &seed, sizeof seed) != CUDA_SUCCESS) { result(false, L.name, "c-wrap", "seeding"); return; }
+    P.epochs.last[th::E_WRAP] = 65533;
+    for (const char *e : {"65534", "65535", "1"})
+        if (!run_case(std::string("c-wrap/") + e, true, th::C_EPOCH, all_mask, nsm, th::E_WRAP)) return;
     set_ctl(tm, 0, &err);
 }
 
