@@ -155,6 +155,15 @@ _Static_assert(TIDAL_SH_OFF_SLOT == 8 && TIDAL_SH_OFF_STATE == 16 && TIDAL_SH_BY
     "\tst.shared.u32 \t[%[sh]+20], %[b0];\n"                                                                             \
     "}"
 
+/* The end of enter and claim: take a ticket, decode it; or no chunk (b0 = total). */
+#define TAKE_AND_END                                                                                                   \
+    "\tcvt.u64.u32 \t%tdl_xd3, %[chunk];\n"                                                                            \
+    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_xd2, " SLOT_CLAIM ", %tdl_xd3;\n"                                        \
+    "\tbra.uni \t tdl_decode;\n"                                                                                       \
+    "tdl_none:\n"                                                                                                     \
+    "\tmov.u32 \t%[b0], %[total];\n"                                                                                  \
+    "\tbra.uni \t tdl_out;\n" DECODE OUT
+
 static const char enter_text[] =
     REGS
     "\tmov.u32 \t%tdl_xr7, 0;\n"
@@ -310,14 +319,7 @@ static const char enter_text[] =
     "// inside: owners end only after this joiner leaves; its tickets come like theirs\n"
     "tdl_joined:\n"
     "\tmov.u32 \t%tdl_xr7, 32;\n"
-    "\tcvt.u64.u32 \t%tdl_xd3, %[chunk];\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_xd2, " SLOT_CLAIM ", %tdl_xd3;\n"
-    "\tbra.uni \t tdl_decode;\n"
-    "tdl_none:\n"
-    "\tmov.u32 \t%[b0], %[total];\n"
-    "\tbra.uni \t tdl_out;\n"
-    DECODE
-    OUT;
+    TAKE_AND_END;
 
 static const char claim_text[] =
     REGS
@@ -358,14 +360,7 @@ static const char claim_text[] =
     GUARD_KEEP
     "\tor.b32 \t%tdl_xr7, %tdl_xr7, 1;\n"
     "tdl_claim_now:\n"
-    "\tcvt.u64.u32 \t%tdl_xd3, %[chunk];\n"
-    "\tatom.relaxed.gpu.global.add.u64 \t%tdl_xd2, " SLOT_CLAIM ", %tdl_xd3;\n"
-    "\tbra.uni \t tdl_decode;\n"
-    "tdl_none:\n"
-    "\tmov.u32 \t%[b0], %[total];\n"
-    "\tbra.uni \t tdl_out;\n"
-    DECODE
-    OUT;
+    TAKE_AND_END;
 
 /* A static worker in epoch mode starts its own chunk b0 (computed by every thread) with
  * no memory read: count it (HIST/EXEC), and when the launch has tickets leave the slot and
