@@ -156,6 +156,24 @@ int rt_module_set_ctl(rt_module *m, struct tidal_part *p);
 void rt_module_load_all(CUmodule m);
 CUstream rt_norm_stream(CUstream s, int ptsz);
 rt_stream_binding *rt_stream_get(CUstream s, int create);
+/* Grow one of the tables above to room for n elements (0, or -1 out of memory). */
+int rt_grow(void **arr, unsigned *cap, unsigned n, size_t elem);
+/* API calls: libtidal's context current (the thread's own put back after) and the
+ * thread's capture mode relaxed for the call (runtime.c). */
+typedef struct rt_call {
+    CUcontext ctx;
+    CUstreamCaptureMode mode;
+} rt_call;
+rt_call rt_ctx_enter(void);
+void rt_ctx_leave(rt_call c);
+/* With rt.lock held: fail the calling API function unless libtidal is initialized. */
+#define NEED_INIT(fn)                                                                       \
+    do {                                                                                    \
+        if (!rt.initialized) {                                                              \
+            pthread_mutex_unlock(&rt.lock);                                                 \
+            return tidal__fail(TIDAL_ERR_NOT_INIT, fn " before tidal_init");                \
+        }                                                                                   \
+    } while (0)
 /* green.c */
 int rt_green_ready(void);
 const rt_green *rt_green_for(const tidal_smset *set, int create);

@@ -1,6 +1,6 @@
 /* runtime.c — libtidal's state: init/shutdown, errors, partitions (device control
- * blocks), stream bindings, module attachment and statistics. The launch path is in
- * launch.c. */
+ * blocks), tidald partitions, module attachment and statistics. Streams and placement
+ * are in streams.c, green contexts in green.c, the launch path in launch.c. */
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <sched.h>
@@ -113,12 +113,7 @@ void rt_capture_restore(CUstreamCaptureMode m)
 /* Driver calls need libtidal's context current on the calling thread; put back whatever
  * the thread had. They also run in relaxed capture mode: a synchronize or query of
  * libtidal's own must not invalidate a graph another stream is capturing. */
-typedef struct rt_call {
-    CUcontext ctx;
-    CUstreamCaptureMode mode;
-} rt_call;
-
-static rt_call ctx_enter(void)
+rt_call rt_ctx_enter(void)
 {
     rt_call c = {NULL, CU_STREAM_CAPTURE_MODE_RELAXED};
     if (!rt.initialized) return c;
@@ -128,7 +123,7 @@ static rt_call ctx_enter(void)
     return c;
 }
 
-static void ctx_leave(rt_call c)
+void rt_ctx_leave(rt_call c)
 {
     if (!rt.initialized) return;
     rt_capture_restore(c.mode);
@@ -461,13 +456,6 @@ int tidal_device_sms(unsigned *out)
 
 /* ------------------------------------------------------------------ partitions */
 
-#define NEED_INIT(fn)                                                                       \
-    do {                                                                                    \
-        if (!rt.initialized) {                                                              \
-            pthread_mutex_unlock(&rt.lock);                                                 \
-            return tidal__fail(TIDAL_ERR_NOT_INIT, fn " before tidal_init");                \
-        }                                                                                   \
-    } while (0)
 
 int tidal_partition_create(const char *name, const char *smset, tidal_part **out)
 {
@@ -476,11 +464,11 @@ int tidal_partition_create(const char *name, const char *smset, tidal_part **out
     if (!smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_create: NULL SM set");
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_partition_create");
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     tidal_smset s;
     int st = parse_set(smset, &s);
     if (!st) st = create_locked(name, &s, 0, out);
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
@@ -522,11 +510,11 @@ static int set_public(tidal_part *p, const char *text, const tidal_smset *bits, 
         pthread_mutex_unlock(&rt.lock);
         return tidal__fail(TIDAL_ERR_NOT_INIT, "%s before tidal_init", fn);
     }
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     tidal_smset s;
     int st = text ? parse_set(text, &s) : clip_set(bits, 0, &s);
     if (!st) st = set_locked(p, &s, 0);
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
@@ -570,10 +558,10 @@ int tidal_partition_destroy(tidal_part *p)
         for (unsigned i = 0; i < rt.nbindings; i++)   /* slots of p die with it */
             if (rt.bindings[i].slot_part == p) rt.bindings[i].slot_part = NULL;
         /* kernels still using p: cuMemFree waits for the device to finish them */
-        rt_call saved = ctx_enter();
+        rt_call saved = rt_ctx_enter();
         rt.cu->StreamSynchronize(rt.ctl_stream);
         part_free(p);
-        ctx_leave(saved);
+        rt_ctx_leave(saved);
     }
     pthread_mutex_unlock(&rt.lock);
     return st;
@@ -606,7 +594,7 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
         pthread_mutex_unlock(&rt.lock);
         return;
     }
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     for (unsigned i = 0; i < n; i++) {
         tidal_smset in, s;
         memcpy(in.bits, parts[i].mask, sizeof in.bits);
@@ -627,132 +615,21 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
         if (st) tidal__warn("tidald partition \"%s\": %s", name, tidal_last_error());
         else tidal__log("tidald partition \"%s\" mask applied", name);
     }
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
 }
 
-/* ------------------------------------------------------------------ streams */
-
-CUstream rt_norm_stream(CUstream s, int ptsz)
+/* One growing array of libtidal's tables: room for at least n elements. */
+int rt_grow(void **arr, unsigned *cap, unsigned n, size_t elem)
 {
-    if (s == CU_STREAM_LEGACY) return NULL;
-    if (s == NULL && ptsz) return CU_STREAM_PER_THREAD;
-    return s;
-}
-
-rt_stream_binding *rt_stream_get(CUstream s, int create)
-{
-    for (unsigned i = 0; i < rt.nbindings; i++)
-        if (rt.bindings[i].stream == s) return &rt.bindings[i];
-    if (!create) return NULL;
-    if (rt.nbindings == rt.cap_bindings) {
-        unsigned cap = rt.cap_bindings ? 2 * rt.cap_bindings : 16;
-        rt_stream_binding *nb = realloc(rt.bindings, cap * sizeof *nb);
-        if (!nb) return NULL;
-        rt.bindings = nb;
-        rt.cap_bindings = cap;
-    }
-    rt_stream_binding *b = &rt.bindings[rt.nbindings++];
-    memset(b, 0, sizeof *b);
-    b->stream = s;
-    for (unsigned i = 0; i < rt.nsm; i++) b->sms.bits[i >> 6] |= 1ull << (i & 63);
-    return b;
-}
-
-struct tidal_part *rt_stream_partition(CUstream s)
-{
-    rt_stream_binding *b = rt_stream_get(s, 0);
-    return b && b->part ? b->part : rt.default_part;
-}
-
-int tidal_stream_bind(void *stream, tidal_part *p)
-{
-    pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_stream_bind");
-    CUstream s = rt_norm_stream((CUstream)stream, 0);
-    rt_stream_binding *b = rt_stream_get(s, p != NULL);
-    int st = TIDAL_OK;
-    if (p && !b) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
-    else if (b) {
-        if (b->part) b->part->bound--;
-        b->part = p;
-        if (p) p->bound++;
-    }
-    pthread_mutex_unlock(&rt.lock);
-    return st;
-}
-
-static int all_sms(const tidal_smset *s)
-{
-    return tidal_smset_count(s) == rt.nsm;
-}
-
-int tidal_partition_stream(tidal_part *p, int priority, void **stream)
-{
-    if (!p || !stream) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_stream: NULL");
-    pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_partition_stream");
-    rt_call saved = ctx_enter();
-    const rt_green *g = all_sms(&p->mask) ? NULL : rt_green_for(&p->mask, 1);
-    CUstream s = NULL;
-    CUresult r;
-    if (g) r = rt.cu->GreenCtxStreamCreate(&s, g->g, CU_STREAM_NON_BLOCKING, priority);
-    else if (rt.cu->StreamCreateWithPriority) r = rt.cu->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, priority);
-    else r = rt.cu->StreamCreate(&s, CU_STREAM_NON_BLOCKING);
-    int st = TIDAL_OK;
-    if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, g ? "cuGreenCtxStreamCreate" : "cuStreamCreateWithPriority");
-    rt_stream_binding *b = st ? NULL : rt_stream_get(s, 1);
-    if (!st && !b) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
-    if (!st) {
-        b->part = p;
-        p->bound++;
-        b->green = g != NULL;
-        if (g) b->sms = g->set;
-        *stream = s;
-        char text[128];
-        tidal_smset_format(&b->sms, text, sizeof text);
-        tidal__log("partition \"%s\": stream %p on SMs %s%s", p->name, (void *)s, text,
-                   g ? " (green context)" : (all_sms(&p->mask) ? "" : " (not placed: masked by clones only)"));
-    } else if (s) {
-        rt.cu->StreamDestroy(s);
-    }
-    ctx_leave(saved);
-    pthread_mutex_unlock(&rt.lock);
-    return st;
-}
-
-int tidal_partition_placed(tidal_part *p)
-{
-    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_placed: NULL");
-    pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_partition_placed");
-    rt_call saved = ctx_enter();
-    int placed = all_sms(&p->mask) || rt_green_is_union(&p->mask);
-    ctx_leave(saved);
-    pthread_mutex_unlock(&rt.lock);
-    return placed;
-}
-
-int tidal_partition_set_placement(tidal_part *p, int mode, unsigned short_us)
-{
-    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_placement: NULL");
-    if (mode < TIDAL_PLACE_HYBRID || mode > TIDAL_PLACE_ORIGINAL)
-        return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_set_placement: mode %d (want TIDAL_PLACE_*)", mode);
-    pthread_mutex_lock(&rt.lock);
-    p->place_mode = mode;
-    if (short_us) p->short_us = short_us;
-    pthread_mutex_unlock(&rt.lock);
-    return TIDAL_OK;
-}
-
-int tidal_set_default_partition(tidal_part *p)
-{
-    pthread_mutex_lock(&rt.lock);
-    NEED_INIT("tidal_set_default_partition");
-    rt.default_part = p;
-    rt.default_name[0] = '\0';
-    pthread_mutex_unlock(&rt.lock);
-    return TIDAL_OK;
+    if (n <= *cap) return 0;
+    unsigned c = *cap ? *cap : 16;
+    while (c < n) c *= 2;
+    void *a = realloc(*arr, (size_t)c * elem);
+    if (!a) return -1;
+    *arr = a;
+    *cap = c;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ modules */
@@ -774,13 +651,7 @@ rt_module *rt_module_get(CUmodule m)
 {
     for (unsigned i = 0; i < rt.nmodules; i++)
         if (rt.modules[i].mod == m) return &rt.modules[i];
-    if (rt.nmodules == rt.cap_modules) {
-        unsigned cap = rt.cap_modules ? 2 * rt.cap_modules : 32;
-        rt_module *nm = realloc(rt.modules, cap * sizeof *nm);
-        if (!nm) return NULL;
-        rt.modules = nm;
-        rt.cap_modules = cap;
-    }
+    if (rt_grow((void **)&rt.modules, &rt.cap_modules, rt.nmodules + 1, sizeof *rt.modules) != 0) return NULL;
     rt_module *r = &rt.modules[rt.nmodules++];
     memset(r, 0, sizeof *r);
     r->mod = m;
@@ -816,7 +687,7 @@ int tidal_module_attach(void *module, tidal_part *p)
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_module_attach");
     int st = TIDAL_OK;
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     rt_module *m = rt_module_get((CUmodule)module);
     if (!m) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
     else if (!m->rewritten) st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no %s", TIDAL_MARKER_SYMBOL);
@@ -824,7 +695,7 @@ int tidal_module_attach(void *module, tidal_part *p)
         struct tidal_part *target = p ? p : rt.default_part;
         if (target) st = rt_module_set_ctl(m, target);
     }
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
@@ -856,9 +727,9 @@ int tidal_stats_get(tidal_part *p, tidal_stats *out)
     out->launches_refused = atomic_load(&rt.n_refused);
     out->launches_unmasked = atomic_load(&rt.n_unmasked);
     out->joins = atomic_load(&rt.n_joins);
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     int st = p ? read_part_stats(p, out) : TIDAL_OK;
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
@@ -874,7 +745,7 @@ int tidal_stats_reset(tidal_part *p)
     atomic_store(&rt.n_unmasked, 0);
     atomic_store(&rt.n_joins, 0);
     int st = TIDAL_OK;
-    rt_call saved = ctx_enter();
+    rt_call saved = rt_ctx_enter();
     if (p) {
         CUresult r = rt.cu->MemsetD8Async(p->dev + TIDAL_PARTITION_OFF_VIOLATIONS, 0, 8, rt.ctl_stream);
         if (r == CUDA_SUCCESS && p->sm_blocks)
@@ -882,7 +753,7 @@ int tidal_stats_reset(tidal_part *p)
         if (r == CUDA_SUCCESS) r = rt.cu->StreamSynchronize(rt.ctl_stream);
         if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, "resetting partition counters");
     }
-    ctx_leave(saved);
+    rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
     return st;
 }
@@ -891,13 +762,13 @@ void tidal__foreach_stats(tidal_stats_fn fn, void *arg)
 {
     pthread_mutex_lock(&rt.lock);
     if (rt.initialized) {
-        rt_call saved = ctx_enter();
+        rt_call saved = rt_ctx_enter();
         for (struct tidal_part *p = rt.parts; p; p = p->next) {
             tidal_stats s;
             memset(&s, 0, sizeof s);
             if (read_part_stats(p, &s) == TIDAL_OK) fn(arg, p->name, s.violations, s.sm_blocks);
         }
-        ctx_leave(saved);
+        rt_ctx_leave(saved);
     }
     pthread_mutex_unlock(&rt.lock);
 }
