@@ -83,6 +83,7 @@ int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size
         OPT(EventElapsedTime, "cuEventElapsedTime_v2"),
         OPT(MemsetD32Async, "cuMemsetD32Async"),
         OPT(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode"),
+        OPT(StreamGetCaptureInfo, "cuStreamGetCaptureInfo"),
 #undef REQ
 #undef OPT
     };

@@ -66,6 +66,7 @@ typedef struct tidal_cu {
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
     CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+    CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);   /* the id only */
 } tidal_cu;
 
 /* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1).

@@ -287,18 +287,23 @@ static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
     return free_d;
 }
 
-/* Collect duration samples that have completed (at most a few per launch). */
+/* Collect the duration samples that have completed, oldest first, up to the first that
+ * has not (samples complete about in launch order: each launch polls few events). */
 static void poll_pending(void)
 {
     if (!rt.npending) return;
     CUstreamCaptureMode mode = rt_capture_relax();   /* a query must not break a capture */
-    for (int i = 0; i < TIDAL_PENDING; i++) {
-        rt_pending *q = &rt.pending[i];
-        if (!q->used) continue;
-        CUresult r = rt.cu->EventQuery(q->end);
-        if (r == CUDA_ERROR_NOT_READY) continue;
-        q->used = 0;
+    while (rt.npending) {
+        rt_pending *q = &rt.pending[rt.pending_head];
+        CUresult r = CUDA_SUCCESS;
+        if (q->used) {
+            r = rt.cu->EventQuery(q->end);
+            if (r == CUDA_ERROR_NOT_READY) break;
+        }
+        rt.pending_head = (rt.pending_head + 1) % TIDAL_PENDING;
         rt.npending--;
+        if (!q->used) continue;   /* cancelled */
+        q->used = 0;
         float ms = 0;
         rt_fn *e = fn_slot(q->f);
         rt_duration *d = e && e->f == q->f ? duration_of(e, q->total, 0) : NULL;
@@ -312,18 +317,15 @@ static void poll_pending(void)
     rt_capture_restore(mode);
 }
 
-/* A free pending sample with its events, or -1. */
+/* The next pending sample in the ring, with its events, or -1 (the ring is full). */
 static int pending_slot(void)
 {
-    if (!rt.cu->EventElapsedTime) return -1;
-    for (int i = 0; i < TIDAL_PENDING; i++) {
-        rt_pending *q = &rt.pending[i];
-        if (q->used) continue;
-        if (!q->start && rt.cu->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
-        if (!q->end && rt.cu->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
-        return i;
-    }
-    return -1;
+    if (!rt.cu->EventElapsedTime || rt.npending == TIDAL_PENDING) return -1;
+    unsigned i = (rt.pending_head + rt.npending) % TIDAL_PENDING;
+    rt_pending *q = &rt.pending[i];
+    if (!q->start && rt.cu->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+    if (!q->end && rt.cu->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+    return (int)i;
 }
 
 /* ------------------------------------------------------------------ the plan */
@@ -354,11 +356,15 @@ static int ex_overlaps_predecessor(const CUlaunchConfig *c)
     return 0;
 }
 
-/* The stream's slot in p, handed out on the stream's first clone launch into p (its tag
- * becomes TIDAL_SLOT_RESERVED so probe-mode launches pass over it). -1: none left. */
-static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
+static CUdeviceptr slot_claim(const struct tidal_part *p, unsigned slot)
 {
-    if (b->slot_part == p) return 0;
+    return p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_CLAIM;
+}
+
+/* Take one of p's stream slots for good (its tag becomes TIDAL_SLOT_RESERVED so
+ * probe-mode launches pass over it): its number, or -1 when none is left. */
+static int reserve_slot(struct tidal_part *p)
+{
     if (p->stream_slots == TIDAL_STREAM_SLOTS) return -1;
     unsigned slot = p->stream_slots;
     uint64_t tag = TIDAL_SLOT_RESERVED;
@@ -370,9 +376,41 @@ static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
     rt_capture_restore(mode);
     if (!ok) return -1;
     p->stream_slots++;
+    return (int)slot;
+}
+
+/* The stream's slot in p, taken on the stream's first clone launch into p. */
+static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
+{
+    if (b->slot_part == p) return 0;
+    int slot = reserve_slot(p);
+    if (slot < 0) return -1;
     b->slot_part = p;
-    b->slot = slot;
+    b->slot = (unsigned)slot;
     b->epoch = 0;
+    return 0;
+}
+
+/* The slot of the capture stream s is in, taken on the capture's first clone launch on
+ * s into p; that launch is preceded in the capture by a reset of the slot (pl->reset),
+ * so each replay of the graph numbers its clones 1, 2, ... from a clean slot. Replays of
+ * one graph exec run one after the other; other graphs and eager launches use other
+ * slots. -1: no capture id (old driver) or no slot left (probe mode then). */
+static int capture_slot(rt_stream_binding *b, struct tidal_part *p, CUstream s, plan *pl)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t id = 0;
+    if (!rt.cu->StreamGetCaptureInfo || rt.cu->StreamGetCaptureInfo(s, &st, &id) != CUDA_SUCCESS ||
+        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return -1;
+    if (b->cap_part == p && b->cap_id == id) return 0;
+    int slot = reserve_slot(p);
+    if (slot < 0) return -1;
+    b->cap_part = p;
+    b->cap_id = id;
+    b->cap_slot = (unsigned)slot;
+    b->cap_epoch = 0;
+    pl->reset = slot_claim(p, b->cap_slot);
     return 0;
 }
 
@@ -431,7 +469,10 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (fit < (double)max_chunk) max_chunk = fit < 1 ? 1 : (uint64_t)fit;
     }
     tidal_launch *tl = &pl->tl;
-    if (inside) {
+    /* A graph replays its launches as captured: in persistent placement (partitions that
+     * shrink under load) its clones stay dynamic, so every replay follows the mask of its
+     * time; in hybrid placement, like its originals, they keep the static first chunk. */
+    if (inside && !(capturing && p->place_mode == TIDAL_PLACE_PERSISTENT)) {
         /* every worker lands on an allowed SM: the first chunk needs no claim */
         if (logical > workers) chunk = logical / (workers * 8);
         if (chunk < 1) chunk = 1;
@@ -457,14 +498,22 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     tl->grid[1] = q->grid[1];
     tl->grid[2] = q->grid[2];
     tl->chunk = (uint32_t)chunk;
-    if (capturing || ex_overlaps_predecessor(q->ex) || stream_slot(b, p) != 0) {
-        /* replays keep these parameters: the slot is found and reset on the device */
+    if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, s, pl) : stream_slot(b, p)) != 0) {
+        /* the slot is found and reset on the device */
         tl->flags |= TIDAL_LAUNCH_PROBE;
         tl->key = (++rt.next_key & 0xffffffull) << 40;
+        if (capturing) atomic_fetch_add(&rt.n_graph_probe, 1);
+    } else if (capturing) {
+        tl->slot = b->cap_slot;
+        if (b->cap_epoch == TIDAL_EPOCH_MASK) {   /* this graph has used every epoch: restart */
+            pl->reset = slot_claim(p, b->cap_slot);
+            b->cap_epoch = 0;
+        }
+        tl->epoch = ++b->cap_epoch;
     } else {
         tl->slot = b->slot;
         if (b->epoch == TIDAL_EPOCH_MASK) {
-            pl->reset = p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)b->slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_CLAIM;
+            pl->reset = slot_claim(p, b->slot);
             b->epoch = 0;
         }
         tl->epoch = ++b->epoch;
@@ -613,10 +662,9 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     }
     if (smp) {
         int recorded = r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
-        if (!recorded) {   /* no sample: let a later launch take one */
+        if (!recorded) {   /* no sample: let a later launch take one (the ring skips it) */
             pthread_mutex_lock(&rt.lock);
             smp->used = 0;
-            rt.npending--;
             rt_fn *e = fn_slot(q->f);
             rt_duration *d = e && e->f == q->f ? duration_of(e, smp->total, 0) : NULL;
             if (d) d->pending = 0;

@@ -56,6 +56,12 @@ typedef struct rt_stream_binding {
     tidal_smset sms;         /* the SMs its kernels can run on (all when not green) */
     struct tidal_part *slot_part; /* partition of its slot (0 = none yet) */
     unsigned slot, epoch;    /* its slot there and the epoch of its last clone launch */
+    /* The slot of the graph capture it is in: the capture's clones run in epoch mode on
+     * it, after a memset node that the capture records before the first of them, so that
+     * every replay starts the slot afresh (replays of one graph exec are serialized). */
+    struct tidal_part *cap_part;
+    unsigned long long cap_id;
+    unsigned cap_slot, cap_epoch;
 } rt_stream_binding;
 
 typedef struct rt_green {
@@ -94,13 +100,16 @@ typedef struct rt_fn {
     rt_duration dur[TIDAL_FN_SAMPLES];
 } rt_fn;
 
-/* A duration sample in flight: events around one clone launch. */
-#define TIDAL_PENDING 16
+/* A duration sample in flight: events around one clone launch. They are kept in launch
+ * order (a ring), so each launch polls only the oldest until one is not done: a model's
+ * first eager call can have hundreds in flight, and every kernel of it should be timed
+ * before a graph capture places it. */
+#define TIDAL_PENDING 512
 typedef struct rt_pending {
     CUfunction f;          /* key of the rt_fn (the table moves when it grows) */
     uint32_t total;
     CUevent start, end;    /* created once, reused */
-    int used;
+    int used;              /* 0: cancelled (its events were not recorded) */
 } rt_pending;
 
 typedef struct rt_state {
@@ -127,7 +136,7 @@ typedef struct rt_state {
     unsigned nmodules, cap_modules;
     rt_fn *fns;            /* open addressing on f */
     unsigned fn_cap, fn_count;
-    atomic_ullong n_rewritten, n_unknown, n_refused, n_unmasked, n_joins;
+    atomic_ullong n_rewritten, n_unknown, n_refused, n_unmasked, n_joins, n_graph_probe;
     int flow_in;           /* TIDAL_FLOW_IN (default 1): start joiners when a partition grows */
     CUstream join_stream;  /* joiners run here, beside the stream their owner waits on */
     uint64_t next_key;
@@ -141,7 +150,7 @@ typedef struct rt_state {
     rt_green greens[TIDAL_MAX_GREEN];
     unsigned ngreens;
     rt_pending pending[TIDAL_PENDING];
-    unsigned npending;
+    unsigned pending_head, npending;   /* the ring: oldest, count */
     unsigned chunk_us;     /* TIDAL_CHUNK_US (default 20): measured kernels get chunks of about
                               this long, which bounds how long a worker stays on a removed SM */
     atomic_ullong n_original;

@@ -727,6 +727,7 @@ int tidal_stats_get(tidal_part *p, tidal_stats *out)
     out->launches_refused = atomic_load(&rt.n_refused);
     out->launches_unmasked = atomic_load(&rt.n_unmasked);
     out->joins = atomic_load(&rt.n_joins);
+    out->launches_graph_probe = atomic_load(&rt.n_graph_probe);
     rt_call saved = rt_ctx_enter();
     int st = p ? read_part_stats(p, out) : TIDAL_OK;
     rt_ctx_leave(saved);
@@ -744,6 +745,7 @@ int tidal_stats_reset(tidal_part *p)
     atomic_store(&rt.n_refused, 0);
     atomic_store(&rt.n_unmasked, 0);
     atomic_store(&rt.n_joins, 0);
+    atomic_store(&rt.n_graph_probe, 0);
     int st = TIDAL_OK;
     rt_call saved = rt_ctx_enter();
     if (p) {

@@ -146,6 +146,9 @@ typedef struct tidal_stats {
     uint64_t launches_unmasked;    /* rewritten kernels launched with no partition */
     uint64_t joins;                /* joining launches started for running kernels when their
                                       partition was given SMs (flow-in, TIDAL_FLOW_IN) */
+    uint64_t launches_graph_probe; /* clones captured into graphs in probe mode, the slow one
+                                      (no capture slot was left, or the driver gives no capture
+                                      id); the others run in epoch mode on a capture slot */
     uint64_t violations;           /* p: liveness-guard activations (see tidal_abi.h) */
     uint64_t sm_blocks[256];       /* p: logical blocks run per SM */
 } tidal_stats;

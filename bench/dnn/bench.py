@@ -81,7 +81,7 @@ class Tidal:
     """Snapshots of tidal's counters around a measurement (None on the unmodified side)."""
 
     COUNTERS = ("launches_rewritten", "launches_original", "launches_unknown", "launches_refused",
-                "launches_unmasked", "joins")
+                "launches_unmasked", "joins", "launches_graph_probe")
 
     def __init__(self, tt):
         self.tt = tt
@@ -154,10 +154,14 @@ class Bench:
             m, x = M.build(name, attn=s["attn_implementation"])
             built = time.time() - t
             self.log("%s: %s; built in %.1fs; compiling" % (name, M.SPECS[name][1], built))
+            fx0 = M.fx_cache_counters()
             cm, first = M.compile_model(m, x, s, self.log)
+            fx1 = M.fx_cache_counters()
+            fx = {k: fx1[k] - fx0.get(k, 0) for k in fx1 if isinstance(fx1[k], int)} if "error" not in fx1 else fx1
             self.models[name] = (cm, x)
             self.res["compile"][name] = {"build_s": round(built, 1), "first_call_s": round(first, 1),
-                                         "total_s": round(time.time() - t, 1)}
+                                         "total_s": round(time.time() - t, 1), "fx_graph_cache": fx}
+            self.log("%s: FX-graph cache %s" % (name, fx))
             torch.cuda.synchronize()
         if self.tt:
             st = self.tt.stats()
@@ -223,13 +227,20 @@ class Bench:
                 with torch.cuda.stream(stream):
                     g.replay()
                 stream.synchronize()
-            gnames = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+            gev = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                         key=lambda e: e.time_range.start)
+            gnames = [e.name for e in gev]
             gc = common.kernel_census(gnames)
             del g
             c["graph_replay"] = {k: gc[k] for k in ("kernels", "triton", "closed", "reshaped_clones")}
+            # what the two sides' kernels are (the same when the tidal side reused the
+            # unmodified side's compiled graphs) and how long each ran in one replay
+            c["graph_replay"]["signature"] = common.kernel_signature(gnames)
+            c["graph_replay"]["kernel_us"] = common.kernel_times(gev)
             c["interposed_per_request"] = interposed
             if interposed is not None:
-                c["interposed_total"] = sum(interposed[k] for k in Tidal.COUNTERS if k != "joins")
+                c["interposed_total"] = sum(interposed[k] for k in Tidal.COUNTERS
+                                            if k not in ("joins", "launches_graph_probe"))
             self.res["kernels"][name] = c
             self.log("%s kernels/request: %d (%d Triton, %d closed: %s); graph replay %d kernels%s%s" % (
                 name, c["kernels"], c["triton"], c["closed"],

@@ -104,6 +104,52 @@ def kernel_census(names):
             "triton_distinct": len(triton_names)}
 
 
+def short_name(name):
+    """A kernel's name with tidal's clone suffix taken off (the same kernel on both sides)."""
+    return name.replace("__tidal_reshaped", "")
+
+
+def kernel_signature(names):
+    """A digest of the sequence of kernels (clone suffixes off, copies left out): equal on
+    the two sides exactly when they launched the same kernels in the same order."""
+    import hashlib
+    seq = [short_name(n) for n in names if not is_copy(n)]
+    return {"kernels": len(seq), "sha1": hashlib.sha1("\n".join(seq).encode()).hexdigest()[:16]}
+
+
+def kernel_times(events):
+    """{short name: [launches, total us, clones]} from profiler kernel events (objects with
+    .name and .time_range.elapsed_us()), copies left out."""
+    out = {}
+    for e in events:
+        if is_copy(e.name):
+            continue
+        k = short_name(e.name)
+        r = out.setdefault(k, [0, 0.0, 0])
+        r[0] += 1
+        r[1] = round(r[1] + e.time_range.elapsed_us(), 2)
+        if "__tidal_reshaped" in e.name:
+            r[2] += 1
+    return out
+
+
+def kernel_time_diff(unmod, tidal, top=12):
+    """Kernels whose time in one graph replay grew most on the tidal side: rows of
+    (name, launches, unmod us, tidal us, delta us, clones), largest delta first, and the
+    totals. Kernels missing on one side are counted at 0 there."""
+    rows = []
+    for k in set(unmod) | set(tidal):
+        u = unmod.get(k, [0, 0.0, 0])
+        t = tidal.get(k, [0, 0.0, 0])
+        rows.append((k, max(u[0], t[0]), u[1], t[1], round(t[1] - u[1], 2), t[2]))
+    rows.sort(key=lambda r: -r[4])
+    tot_u = round(sum(r[2] for r in rows), 1)
+    tot_t = round(sum(r[3] for r in rows), 1)
+    return {"top": rows[:top], "unmod_us": tot_u, "tidal_us": tot_t,
+            "clone_delta_us": round(sum(r[4] for r in rows if r[5]), 1),
+            "original_delta_us": round(sum(r[4] for r in rows if not r[5]), 1)}
+
+
 # ------------------------------------------------------------------ output
 
 

@@ -57,6 +57,23 @@ def configure_inductor(s):
         ic.test_configs.max_mm_configs = s["test_configs.max_mm_configs"]
     ic.fx_graph_cache = True
     ic.autotune_local_cache = True
+    # The same on both sides: Inductor's FX-graph cache keys on its config, and the tidal
+    # side reuses the unmodified side's compiled graphs and autotuning choices (run.sh), so
+    # the two run the same kernels. tidal.torch turns both off (its docstring says why).
+    if hasattr(ic, "use_static_cuda_launcher"):
+        ic.use_static_cuda_launcher = False
+    if hasattr(ic, "bundle_triton_into_fx_graph_cache"):
+        ic.bundle_triton_into_fx_graph_cache = False
+
+
+def fx_cache_counters():
+    """Inductor's FX-graph cache hits, misses, bypasses so far in this process."""
+    try:
+        from torch._dynamo.utils import counters
+        c = counters["inductor"]
+        return {k: int(c.get(k, 0)) for k in ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")}
+    except Exception as e:  # noqa: BLE001 -- a report field, never fatal
+        return {"error": "%s: %s" % (type(e).__name__, e)}
 
 
 def build(name, attn="sdpa", seed=0, device="cuda", dtype=None):

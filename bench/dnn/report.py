@@ -16,6 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import common  # noqa: E402
 from common import ratio  # noqa: E402
 
 
@@ -120,6 +121,17 @@ def derive(u, t):
                                   "graph_replay_kernels": k.get("graph_replay", {}).get("kernels"),
                                   "interposed_total": k.get("interposed_total"),
                                   "closed_top": "; ".join("%s x%d" % (n[:70], c) for n, c in k["closed_names"][:4])})
+    out["kernels"] = []
+    for model in sorted(set((u or {}).get("kernels", {})) & set((t or {}).get("kernels", {}))):
+        ug = u["kernels"][model].get("graph_replay", {})
+        tg = t["kernels"][model].get("graph_replay", {})
+        us, ts = ug.get("signature"), tg.get("signature")
+        row = {"model": model, "same_kernels": (us == ts) if us and ts else None,
+               "unmod_signature": us, "tidal_signature": ts,
+               "fx_cache_tidal": (t.get("compile", {}).get(model) or {}).get("fx_graph_cache")}
+        if ug.get("kernel_us") and tg.get("kernel_us"):
+            row.update(common.kernel_time_diff(ug["kernel_us"], tg["kernel_us"]))
+        out["kernels"].append(row)
     for r in (t or {}).get("rows", []):
         if r.get("tidal_launches"):
             out["tidal_stats"].append(dict(section=r["section"], config=r["config"], model=r["model"],
@@ -236,6 +248,21 @@ def markdown(u, t, der):
                          r.get("reshaped_clones"), r.get("graph_replay_kernels"), r.get("interposed_total"),
                          r["closed_top"]] for r in der["census"]]))
     md.append("")
+    if der.get("kernels"):
+        md.append("### the same kernels on both sides? (one profiled graph replay per side)")
+        md.append(md_table(["model", "same kernels", "unmod kernels", "tidal kernels", "tidal FX cache",
+                            "kernel time unmod us", "tidal us", "delta in clones us", "delta in originals us"],
+                           [[r["model"], r["same_kernels"], (r["unmod_signature"] or {}).get("kernels"),
+                             (r["tidal_signature"] or {}).get("kernels"), r.get("fx_cache_tidal"), r.get("unmod_us"),
+                             r.get("tidal_us"), r.get("clone_delta_us"), r.get("original_delta_us")]
+                            for r in der["kernels"]]))
+        for r in der["kernels"]:
+            if r.get("top"):
+                md.append("")
+                md.append("%s: kernels whose replay time grew most (us, one replay)" % r["model"])
+                md.append(md_table(["kernel", "launches", "unmod", "tidal", "delta", "as clones"],
+                                   [[n[:90], k, a, b, dd, c] for n, k, a, b, dd, c in r["top"]]))
+        md.append("")
     md.append("### tidal launches per configuration (eager: the timed loop; graph: the capture)")
     md.append(md_table(["section", "config", "model", "mode", "rewritten", "original", "unknown", "refused",
                         "unmasked", "violations", "blocks outside"],

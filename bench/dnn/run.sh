@@ -20,8 +20,10 @@
 # tables, warnings, tracebacks), unmod.json / tidal.json, and from report.py results.json,
 # results.csv, summary.md, ls_p99_vs_be.png.
 #
-# Caches (kept between runs): ${BENCH_DNN_CACHE:-build/dnn-cache}/{unmod,tidal}/{inductor,triton}:
-# separate for the two sides, since the tidal side's cubins carry the rewrite.
+# Caches (kept between runs): ${BENCH_DNN_CACHE:-build/dnn-cache}/{unmod,tidal}/{inductor,triton}.
+# The tidal side starts from a copy of the unmodified side's Inductor cache, so both run the
+# same kernels with the same autotuning choices (BENCH_SHARE_INDUCTOR=0: it autotunes itself);
+# the Triton caches are separate, since the tidal side's cubins carry the rewrite.
 # Time limits: the unmodified side gets ${UNMOD_TIMEOUT:-300} s, the tidal side what is left of
 # ${BENCH_DEADLINE:-560} s (minus 20 s for the report); a side that runs out is killed and the
 # report uses what it wrote so far. Exit status 0 only when both sides and the report succeeded.
@@ -201,6 +203,16 @@ if [[ $only == "" || $only == unmod ]]; then
     "$PY" "$here/bench.py" --side unmod "${common[@]}"
 fi
 if [[ $only == "" || $only == tidal ]]; then
+  # The same kernels on both sides: the tidal side starts from the unmodified side's Inductor
+  # cache (compiled FX graphs, autotuning choices, kernel sources), and compiles the Triton
+  # kernels again into its own Triton cache, through tidal-ptxas. BENCH_SHARE_INDUCTOR=0:
+  # the tidal side autotunes for itself (its choices then differ).
+  if [[ ${BENCH_SHARE_INDUCTOR:-1} != 0 && -n $(find "$C/unmod/inductor" -name '*.py' -print -quit 2>/dev/null) ]]; then
+    rm -rf "${C:?}/tidal/inductor" && cp -a "$C/unmod/inductor" "$C/tidal/inductor" &&
+      say "tidal side: Inductor cache copied from the unmodified side's ($(du -sh "$C/tidal/inductor" | cut -f1)): same graphs, same autotuning choices"
+  else
+    say "WARNING: tidal side: its own Inductor cache (BENCH_SHARE_INDUCTOR=0 or no unmodified cache): its kernel choices may differ"
+  fi
   left=$((deadline - $(el) - 20))
   ((left < 60)) && left=60
   run_side tidal "$left" env TORCHINDUCTOR_CACHE_DIR="$C/tidal/inductor" TRITON_CACHE_DIR="$C/tidal/triton" \
@@ -221,8 +233,9 @@ if ((save_cache)); then
     echo "$C" >"$C/$s/.cache-root"
     # a warm start needs Inductor's cache and, of Triton's, each kernel's .cubin and .json:
     # the intermediate files (and the PTX) are left out to keep the tar small
+    # (the tidal side's Inductor cache is the unmodified side's copy: left out)
     tar -C "$C" -czf "$t" --exclude='*.ttir' --exclude='*.ttgir' --exclude='*.llir' --exclude='*.ptx' \
-      --exclude='*.source' --exclude='*.lock' "$s"
+      --exclude='*.source' --exclude='*.lock' --exclude='tidal/inductor' "$s"
     sz=$(stat -c %s "$t")
     if ((sz >= 16 * 1024 * 1024)); then
       say "cache $s: $((sz / 1048576)) MiB packed: over 16 MiB, not kept"

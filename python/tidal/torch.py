@@ -29,6 +29,11 @@ Importing this module:
   * turns off torch.compile's static CUDA launcher (torch._inductor.config
     .use_static_cuda_launcher and TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0): it loads and
     launches cubins itself, bypassing Triton's load_binary;
+  * turns off the bundling of Triton cubins into Inductor's FX-graph cache
+    (bundle_triton_into_fx_graph_cache, TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE=0):
+    a graph compiled without tidal would unpack its cubins into Triton's cache under the
+    keys tidal-ptxas's compiles have (tidal-ptxas reports ptxas's version), and load
+    kernels without the rewrite;
   * sets TRITON_PTXAS_PATH to tidal-ptxas when it is unset and one is found ($TIDAL_PTXAS,
     PATH, ../bin next to the preloaded library);
   * wraps Triton's load_binary (when Triton is importable) so that every Triton module is
@@ -76,6 +81,9 @@ def _disable_static_launcher():
         return
     if hasattr(ic, "use_static_cuda_launcher"):
         ic.use_static_cuda_launcher = False
+    os.environ["TORCHINDUCTOR_BUNDLE_TRITON_INTO_FX_GRAPH_CACHE"] = "0"
+    if hasattr(ic, "bundle_triton_into_fx_graph_cache"):
+        ic.bundle_triton_into_fx_graph_cache = False
 
 
 def _static_launcher_on():
@@ -275,7 +283,8 @@ def stats(part=None):
     """libtidal's counters as a dict: launches_rewritten (as persistent clones),
     launches_original (rewritten kernels run as originals on a placed stream),
     launches_unknown (kernels without the rewrite: cuBLAS, cuDNN, aten, ...),
-    launches_refused, launches_unmasked, joins (process counters), plus
+    launches_refused, launches_unmasked, joins, launches_graph_probe (clones captured into a
+    graph in the slow probe mode: no capture slot was left) (process counters), plus
     triton_modules_rewritten / _not_rewritten. With a Partition: its device counters too:
     violations, sm_blocks (logical blocks per SM, rewritten kernels only), blocks_total and
     blocks_outside_mask (against the current mask)."""

@@ -103,6 +103,28 @@ class TestCommon(unittest.TestCase):
         self.assertIsNone(common.ratio(1.0, 0))
 
 
+    def test_kernel_signature_and_times(self):
+        a = ["triton_mm_1", "Memcpy HtoD", "triton_poi_2", "sm90_xmma_gemm"]
+        b = ["triton_mm_1__tidal_reshaped", "triton_poi_2", "sm90_xmma_gemm"]
+        self.assertEqual(common.kernel_signature(a), common.kernel_signature(b))
+        self.assertNotEqual(common.kernel_signature(a), common.kernel_signature(list(reversed(b))))
+
+        class Ev:
+            def __init__(self, name, us):
+                self.name = name
+                self.time_range = type("R", (), {"elapsed_us": lambda _s, us=us: us})()
+        u = common.kernel_times([Ev("triton_mm_1", 10.0), Ev("triton_poi_2", 2.0), Ev("triton_mm_1", 10.0)])
+        t = common.kernel_times([Ev("triton_mm_1__tidal_reshaped", 11.0), Ev("triton_poi_2", 2.5),
+                                 Ev("triton_mm_1__tidal_reshaped", 10.5)])
+        self.assertEqual(u["triton_mm_1"], [2, 20.0, 0])
+        self.assertEqual(t["triton_mm_1"], [2, 21.5, 2])
+        d = common.kernel_time_diff(u, t)
+        self.assertEqual(d["top"][0][0], "triton_mm_1")
+        self.assertEqual(d["clone_delta_us"], 1.5)
+        self.assertEqual(d["original_delta_us"], 0.5)
+        self.assertEqual((d["unmod_us"], d["tidal_us"]), (22.0, 24.0))
+
+
 class TestReport(unittest.TestCase):
     def setUp(self):
         self.d = tempfile.mkdtemp(prefix="dnn-report-test-")

@@ -70,7 +70,14 @@ static CUresult f_alloc(CUdeviceptr *p, size_t n)
 static CUresult f_free(CUdeviceptr p) { free((void *)p); return CUDA_SUCCESS; }
 static CUresult f_allochost(void **p, size_t n) { *p = calloc(1, n); return CUDA_SUCCESS; }
 static CUresult f_freehost(void *p) { free(p); return CUDA_SUCCESS; }
-static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { (void)s; memset((void *)p, v, n); return CUDA_SUCCESS; }
+static int fake_memsets;
+static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    memset((void *)p, v, n);
+    fake_memsets++;
+    return CUDA_SUCCESS;
+}
 static CUresult f_htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { (void)s; memcpy((void *)d, h, n); return CUDA_SUCCESS; }
 static CUresult f_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)d, n); return CUDA_SUCCESS; }
 static CUresult f_screate(CUstream *s, unsigned fl) { (void)fl; *s = (CUstream)0x5000; return CUDA_SUCCESS; }
@@ -193,10 +200,21 @@ static CUresult f_capturing(CUstream s, CUstreamCaptureStatus *st)
     return CUDA_SUCCESS;
 }
 
+/* Capture ids: fake_capture_id while capturing; 0 = the driver gives none (old drivers). */
+static unsigned long long fake_capture_id = 0;
+static CUresult f_capinfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
+{
+    (void)s;
+    if (!fake_capture_id) return CUDA_ERROR_NOT_SUPPORTED;
+    *st = fake_capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = fake_capturing ? fake_capture_id : 0;
+    return CUDA_SUCCESS;
+}
+
 static tidal_cu fake = {
     .EventCreate = f_evcreate, .EventRecord = f_evrecord, .EventQuery = f_evquery, .EventDestroy = f_evdestroy,
     .EventElapsedTime = f_elapsed,
-    .StreamIsCapturing = f_capturing,
+    .StreamIsCapturing = f_capturing, .StreamGetCaptureInfo = f_capinfo,
     .Init = f_init, .GetErrorName = f_errname, .CtxGetCurrent = f_ctxget, .CtxSetCurrent = f_ctxset,
     .CtxGetDevice = f_ctxdev, .DeviceGet = f_devget, .DevicePrimaryCtxRetain = f_retain,
     .DeviceGetAttribute = f_attr, .MemAlloc = f_alloc, .MemFree = f_free, .MemAllocHost = f_allochost,
@@ -228,6 +246,8 @@ static void fake_reset(void)
     alloc_fail = 0;
     fake_running = 1;
     fake_capturing = 0;
+    fake_capture_id = 0;
+    fake_memsets = 0;
     fake_ms = 0.005f;
     memset(&last, 0, sizeof last);
 }

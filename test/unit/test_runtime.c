@@ -257,12 +257,62 @@ static void test_launch_static(void **state)
     assert_int_equal(tl.chunk, 1);
     assert_int_equal(last.grid[0], FAKE_OCC * NSM);
     assert_int_equal(tl.base, FAKE_OCC * NSM);
-    /* captured into a graph: probe mode (replays keep the parameters) with a key */
+    unsigned eager_slot = tl.slot;
+    /* captured into a graph: epoch mode on a slot of the capture's own, reset by a memset
+     * that the capture records before its first clone, so every replay starts afresh */
+    tidal_stats st0, st1;
+    assert_int_equal(tidal_stats_get(NULL, &st0), TIDAL_OK);
     fake_capturing = 1;
+    fake_capture_id = 7;
+    int m0 = fake_memsets;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_false(tl.flags & TIDAL_LAUNCH_PROBE);
+    /* persistent placement: dynamic, so that every replay follows the mask of its time */
+    assert_false(tl.flags & TIDAL_LAUNCH_STATIC);
+    assert_int_equal(tl.base, 0);
+    unsigned cap_slot = tl.slot;
+    assert_int_not_equal(cap_slot, eager_slot);
+    assert_int_equal(tl.epoch, 1);
+    assert_int_equal(fake_memsets, m0 + 1);
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.slot, cap_slot);
+    assert_int_equal(tl.epoch, 2);
+    assert_int_equal(fake_memsets, m0 + 1);   /* one reset per capture */
+    /* another capture: another slot, numbered from 1 again */
+    fake_capture_id = 8;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_not_equal(tl.slot, cap_slot);
+    assert_int_not_equal(tl.slot, eager_slot);
+    assert_int_equal(tl.epoch, 1);
+    assert_int_equal(fake_memsets, m0 + 2);
+    /* eager launches after it keep the stream's own slot and epochs */
+    fake_capturing = 0;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.slot, eager_slot);
+    assert_int_equal(tl.epoch, 4);
+    /* hybrid placement: a captured clone keeps the static first chunk, like the originals */
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_HYBRID, 0), TIDAL_OK);
+    fake_capturing = 1;
+    fake_capture_id = 9;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tl.flags & (TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE), TIDAL_LAUNCH_STATIC);
+    assert_int_equal(tl.epoch, 1);
+    assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_PERSISTENT, 0), TIDAL_OK);
+    /* a driver without capture ids: probe mode (replays keep the parameters) with a key */
+    fake_capturing = 1;
+    fake_capture_id = 0;
     assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     memcpy(&tl, last.params[2], sizeof tl);
     assert_true(tl.flags & TIDAL_LAUNCH_PROBE);
     assert_true(tl.key != 0 && (tl.key & 0xffffffffffull) == 0);
+    assert_int_equal(tidal_stats_get(NULL, &st1), TIDAL_OK);
+    assert_int_equal(st1.launches_graph_probe - st0.launches_graph_probe, 1);
     fake_capturing = 0;
     tidal_stream_bind(s, NULL);
 }

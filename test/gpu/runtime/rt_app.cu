@@ -197,16 +197,18 @@ struct Run {
         CK(cudaMemcpy(t.data(), d.t, n * 8, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(saw.data(), d.saw, n, cudaMemcpyDeviceToHost));
     }
-    // every logical block ran exactly once
-    bool exactly_once(std::string *why)
+    // every logical block ran exactly k times (k launches of the grid)
+    bool exactly_n(unsigned k, std::string *why)
     {
         for (unsigned i = 0; i < n; i++)
-            if (count[i] != 1) {
-                *why = "logical block " + std::to_string(i) + " ran " + std::to_string(count[i]) + " times";
+            if (count[i] != k) {
+                *why = "logical block " + std::to_string(i) + " of " + std::to_string(n) + " ran " +
+                       std::to_string(count[i]) + " times, not " + std::to_string(k);
                 return false;
             }
         return true;
     }
+    bool exactly_once(std::string *why) { return exactly_n(1, why); }
     // blocks with order >= from all on SMs of mask
     unsigned outside(const tidal_smset &m, unsigned from = 0, unsigned *first_bad_sm = nullptr)
     {
@@ -451,6 +453,55 @@ static void mode_flip()
     flip_case("flip.move", p, "0-31", "100-131", s);
 }
 
+// One graph holding three clones (epochs 1..3 of the capture's slot), replayed under
+// masks that change between replays, with eager launches on the same stream between
+// them (the stream's own slot), then a persistent-placement partition on all SMs
+// captured whole and replayed after it shrank (its clones stay dynamic in graphs).
+static void graph_replays(const char *tag, tidal_part *p, cudaStream_t s, const char *const *sets, int nsets)
+{
+    Run r(8000), r2(3000), r3(500), e(2000);
+    r.launch(s, 1000);   // warm up (module attach, occupancy) outside the capture
+    CK(cudaStreamSynchronize(s));
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    r.launch(s, 1000);
+    r2.launch(s, 2000);
+    r3.launch(s, 500);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    tidal_stats st0, st1;
+    TCK(api.stats_get(NULL, &st0));
+    for (int i = 0; i < nsets; i++) {
+        TCK(api.partition_set(p, sets[i]));
+        r.reset();
+        r2.reset();
+        r3.reset();
+        e.reset();
+        CK(cudaGraphLaunch(ge, s));
+        e.launch(s, 300);   // eager, between replays: the stream's own slot
+        CK(cudaGraphLaunch(ge, s));   // a second replay straight after (serialized)
+        CK(cudaStreamSynchronize(s));
+        r.fetch();
+        r2.fetch();
+        r3.fetch();
+        e.fetch();
+        // two replays: every logical block exactly twice
+        std::string why;
+        bool ok = r.exactly_n(2, &why) && r2.exactly_n(2, &why) && r3.exactly_n(2, &why) && e.exactly_once(&why);
+        tidal_smset m = clip(parse(sets[i]), nsm());
+        unsigned bad = r.outside(m) + r2.outside(m) + r3.outside(m) + e.outside(m);
+        result((std::string(tag) + ".replay" + std::to_string(i)).c_str(), ok && bad == 0,
+               std::string(sets[i]) + ": " + (ok ? "" : why + "; ") + std::to_string(bad) + " blocks outside, " +
+                   std::to_string(r.distinct_sms()) + " SMs used");
+    }
+    TCK(api.stats_get(NULL, &st1));
+    result((std::string(tag) + ".epoch-mode").c_str(), st1.launches_graph_probe == st0.launches_graph_probe,
+           std::to_string(st1.launches_graph_probe - st0.launches_graph_probe) + " captured clones in probe mode");
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+}
+
 static void mode_graph()
 {
     tidal_part *p;
@@ -458,30 +509,16 @@ static void mode_graph()
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     TCK(api.stream_bind(s, p));
-    Run r(8000);
-    r.launch(s, 1000);   // warm up (module attach, occupancy) outside the capture
-    CK(cudaStreamSynchronize(s));
-    r.reset();
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    r.launch(s, 1000);
-    CK(cudaStreamEndCapture(s, &g));
-    CK(cudaGraphInstantiate(&ge, g, 0));
     const char *sets[] = {"0-31", "64-127", "5,7,9-20", "all"};
-    for (int i = 0; i < 4; i++) {
-        TCK(api.partition_set(p, sets[i]));
-        r.reset();
-        CK(cudaGraphLaunch(ge, s));
-        CK(cudaStreamSynchronize(s));
-        r.fetch();
-        std::string why;
-        bool once = r.exactly_once(&why);
-        unsigned bad = r.outside(clip(parse(sets[i]), nsm()));
-        result(("graph.replay" + std::to_string(i)).c_str(), once && bad == 0,
-               std::string(sets[i]) + ": " + (once ? "" : why + "; ") + std::to_string(bad) + " blocks outside, " +
-                   std::to_string(r.distinct_sms()) + " SMs used");
-    }
+    graph_replays("graph", p, s, sets, 4);
+    tidal_part *q;
+    TCK(api.partition_create("gall", "all", &q));
+    TCK(api.partition_set_placement(q, 1 /* TIDAL_PLACE_PERSISTENT */, 0));
+    cudaStream_t s2;
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    TCK(api.stream_bind(s2, q));
+    const char *sets2[] = {"all", "0-65", "100-131"};
+    graph_replays("graph.persistent-all", q, s2, sets2, 3);
 }
 
 static int send_request(const char *sock, const std::string &line, std::string *reply)

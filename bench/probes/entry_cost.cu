@@ -1,0 +1,174 @@
+// bench/probes/entry_cost.cu -- what makes "case a" (the original entry of a rewritten
+// kernel, no runtime attached) cost +0.4 us per launch on a tiny kernel in a CUDA graph
+// (docs/performance.md §6)? Each variant adds one thing case a has over the original:
+//   plain      one atomic per block (the tiny benchmark's kernel)
+//   const      a branch on a module __constant__ word first (case a's __tidal_ctl test)
+//   smem24     24 bytes of static shared memory, used only on a path never taken
+//   smem1k     the same, 1 KiB aligned to 1 KiB (what kernels with dynamic smem get)
+//   const+smem both, as case a has
+//   regs       a body made to need many more registers on the untaken path
+// Measured as us per launch of a graph of 200 launches replayed (median of 9), and of
+// 2000 back-to-back launches, at 1 and 264 blocks of 128 threads.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x)                                                                                                        \
+    do {                                                                                                             \
+        cudaError_t e_ = (x);                                                                                        \
+        if (e_ != cudaSuccess) {                                                                                     \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                      \
+            exit(1);                                                                                                 \
+        }                                                                                                            \
+    } while (0)
+
+__constant__ unsigned long long ctl_word;
+
+__global__ void k_plain(unsigned *c)
+{
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_const(unsigned *c)
+{
+    if (ctl_word != 0) {
+        if (threadIdx.x == 0) atomicAdd(c + 1, 1u);
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_smem24(unsigned *c, unsigned never)
+{
+    __shared__ unsigned s[6];
+    if (never == 12345u) {
+        s[threadIdx.x % 6] = threadIdx.x;
+        __syncthreads();
+        c[2] = s[(threadIdx.x + 1) % 6];
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_smem1k(unsigned *c, unsigned never)
+{
+    __shared__ __align__(1024) unsigned s[256];
+    if (never == 12345u) {
+        s[threadIdx.x % 256] = threadIdx.x;
+        __syncthreads();
+        c[2] = s[(threadIdx.x + 1) % 256];
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_const_smem(unsigned *c, unsigned never)
+{
+    __shared__ unsigned s[6];
+    if (ctl_word != 0 || never == 12345u) {
+        s[threadIdx.x % 6] = threadIdx.x;
+        __syncthreads();
+        c[2] = s[(threadIdx.x + 1) % 6];
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_regs(unsigned *c, unsigned never, const float *in)
+{
+    if (never == 12345u) {   // a path that needs ~100 registers
+        float a[48];
+#pragma unroll
+        for (int i = 0; i < 48; i++) a[i] = in[threadIdx.x * 48 + i];
+        float acc = 0;
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+#pragma unroll
+            for (int i = 0; i < 48; i++) acc += a[i] * a[(i * 7 + r) % 48];
+        c[3] = (unsigned)acc;
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+enum { PLAIN, CONST, SMEM24, SMEM1K, CONST_SMEM, REGS, NV };
+static const char *names[NV] = {"plain", "const", "smem24", "smem1k", "const+smem", "regs"};
+
+static void launch(int v, unsigned blocks, cudaStream_t s, unsigned *c, const float *in)
+{
+    switch (v) {
+    case PLAIN: k_plain<<<blocks, 128, 0, s>>>(c); break;
+    case CONST: k_const<<<blocks, 128, 0, s>>>(c); break;
+    case SMEM24: k_smem24<<<blocks, 128, 0, s>>>(c, 0); break;
+    case SMEM1K: k_smem1k<<<blocks, 128, 0, s>>>(c, 0); break;
+    case CONST_SMEM: k_const_smem<<<blocks, 128, 0, s>>>(c, 0); break;
+    case REGS: k_regs<<<blocks, 128, 0, s>>>(c, 0, in); break;
+    }
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main()
+{
+    unsigned *c;
+    float *in;
+    CK(cudaMalloc(&c, 64));
+    CK(cudaMalloc(&in, 128 * 48 * 4));
+    CK(cudaMemset(c, 0, 64));
+    CK(cudaMemset(in, 0, 128 * 48 * 4));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int v = 0; v < NV; v++) {
+        cudaFuncAttributes a;
+        const void *f = v == PLAIN ? (const void *)k_plain : v == CONST ? (const void *)k_const
+                      : v == SMEM24 ? (const void *)k_smem24 : v == SMEM1K ? (const void *)k_smem1k
+                      : v == CONST_SMEM ? (const void *)k_const_smem : (const void *)k_regs;
+        CK(cudaFuncGetAttributes(&a, f));
+        printf("# %-11s regs %3d static smem %5zu B\n", names[v], a.numRegs, a.sharedSizeBytes);
+    }
+    printf("%-7s %-11s %10s %8s %10s %8s\n", "blocks", "variant", "graph us", "diff", "b2b us", "diff");
+    const unsigned grids[2] = {1, 264};
+    for (unsigned blocks : grids) {
+        double base_g = 0, base_b = 0;
+        for (int v = 0; v < NV; v++) {
+            cudaGraph_t g;
+            cudaGraphExec_t ge;
+            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            for (int i = 0; i < 200; i++) launch(v, blocks, s, c, in);
+            CK(cudaStreamEndCapture(s, &g));
+            CK(cudaGraphInstantiate(&ge, g, 0));
+            CK(cudaGraphLaunch(ge, s));
+            CK(cudaStreamSynchronize(s));
+            std::vector<double> tg, tb;
+            for (int r = 0; r < 9; r++) {
+                float ms;
+                CK(cudaEventRecord(e0, s));
+                CK(cudaGraphLaunch(ge, s));
+                CK(cudaEventRecord(e1, s));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                tg.push_back(ms * 1000.0 / 200);
+                CK(cudaEventRecord(e0, s));
+                for (int i = 0; i < 2000; i++) launch(v, blocks, s, c, in);
+                CK(cudaEventRecord(e1, s));
+                CK(cudaEventSynchronize(e1));
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                tb.push_back(ms * 1000.0 / 2000);
+            }
+            double mg = median(tg), mb = median(tb);
+            if (v == PLAIN) base_g = mg, base_b = mb;
+            printf("%-7u %-11s %10.3f %+8.3f %10.3f %+8.3f\n", blocks, names[v], mg, mg - base_g, mb, mb - base_b);
+            CK(cudaGraphExecDestroy(ge));
+            CK(cudaGraphDestroy(g));
+        }
+    }
+    return 0;
+}
