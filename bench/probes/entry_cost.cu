@@ -7,6 +7,9 @@
 //   smem1k     the same, 1 KiB aligned to 1 KiB (what kernels with dynamic smem get)
 //   const+smem both, as case a has
 //   regs       a body made to need many more registers on the untaken path
+//   bar        a named barrier (bar.sync 1) on the untaken path ("used 1 barriers")
+//   all        const + smem24 + bar + regs: what case a's entry has (tiny's original: 8
+//              registers, no barrier, no smem; its rewritten original entry: 25, 1, 24 B)
 // Measured as us per launch of a graph of 200 launches replayed (median of 9), and of
 // 2000 back-to-back launches, at 1 and 264 blocks of 128 threads.
 #include <algorithm>
@@ -92,8 +95,38 @@ __global__ void k_regs(unsigned *c, unsigned never, const float *in)
     if (threadIdx.x == 0) atomicAdd(c, 1u);
 }
 
-enum { PLAIN, CONST, SMEM24, SMEM1K, CONST_SMEM, REGS, NV };
-static const char *names[NV] = {"plain", "const", "smem24", "smem1k", "const+smem", "regs"};
+__global__ void k_bar(unsigned *c, unsigned never)
+{
+    if (never == 12345u) {
+        asm volatile("bar.sync 1, 128;");
+        c[2] = 1;
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+__global__ void k_all(unsigned *c, unsigned never, const float *in)
+{
+    __shared__ unsigned s[6];
+    if (ctl_word != 0 || never == 12345u) {
+        float a[48];
+#pragma unroll
+        for (int i = 0; i < 48; i++) a[i] = in[threadIdx.x * 48 + i];
+        float acc = 0;
+#pragma unroll
+        for (int r = 0; r < 8; r++)
+#pragma unroll
+            for (int i = 0; i < 48; i++) acc += a[i] * a[(i * 7 + r) % 48];
+        s[threadIdx.x % 6] = (unsigned)acc;
+        asm volatile("bar.sync 1, 128;");
+        c[2] = s[(threadIdx.x + 1) % 6];
+        return;
+    }
+    if (threadIdx.x == 0) atomicAdd(c, 1u);
+}
+
+enum { PLAIN, CONST, SMEM24, SMEM1K, CONST_SMEM, REGS, BAR, ALL, NV };
+static const char *names[NV] = {"plain", "const", "smem24", "smem1k", "const+smem", "regs", "bar", "all"};
 
 static void launch(int v, unsigned blocks, cudaStream_t s, unsigned *c, const float *in)
 {
@@ -104,6 +137,8 @@ static void launch(int v, unsigned blocks, cudaStream_t s, unsigned *c, const fl
     case SMEM1K: k_smem1k<<<blocks, 128, 0, s>>>(c, 0); break;
     case CONST_SMEM: k_const_smem<<<blocks, 128, 0, s>>>(c, 0); break;
     case REGS: k_regs<<<blocks, 128, 0, s>>>(c, 0, in); break;
+    case BAR: k_bar<<<blocks, 128, 0, s>>>(c, 0); break;
+    case ALL: k_all<<<blocks, 128, 0, s>>>(c, 0, in); break;
     }
 }
 
@@ -130,7 +165,8 @@ int main()
         cudaFuncAttributes a;
         const void *f = v == PLAIN ? (const void *)k_plain : v == CONST ? (const void *)k_const
                       : v == SMEM24 ? (const void *)k_smem24 : v == SMEM1K ? (const void *)k_smem1k
-                      : v == CONST_SMEM ? (const void *)k_const_smem : (const void *)k_regs;
+                      : v == CONST_SMEM ? (const void *)k_const_smem : v == REGS ? (const void *)k_regs
+                      : v == BAR ? (const void *)k_bar : (const void *)k_all;
         CK(cudaFuncGetAttributes(&a, f));
         printf("# %-11s regs %3d static smem %5zu B\n", names[v], a.numRegs, a.sharedSizeBytes);
     }
