@@ -717,6 +717,13 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         char *t = clone_text(&c, c.fi[i].f, &pcs[i]);
                         ptx_item_insert(m, it + 1, PTX_ITEM_FUNC, t);
                         free(t);
+                        /* A kernel with dynamic shared memory keeps its original entry
+                         * byte-identical: tidal's 1 KiB-aligned __tidal_sh would move the
+                         * dynamic base by 1 KiB, and launches near the per-block limit
+                         * (Triton GEMMs with many stages) would fail with "invalid
+                         * argument". Its launches run as the original or as the clone
+                         * (when the clone fits), none in case b. */
+                        if (plans[i].big_shared) c.fi[i].f->modified = false;
                         it++;
                         break;
                     }

@@ -11,7 +11,9 @@ What enable() does:
      attached to the partition (eagerly loaded, its __tidal_ctl set), and turns off
      torch.compile's static CUDA launcher, which bypasses load_binary. Triton's own
      launcher then runs the rewritten kernels unchanged, on the partition's SMs (launch
-     case b). For reshaped persistent launches (case c) run the process under
+     case b) -- except kernels with dynamic shared memory (GEMMs, attention: their
+     original entry is left byte-identical), which run unmasked without the preload.
+     For reshaped persistent launches (case c, every rewritten kernel) run the process under
      LD_PRELOAD=libtidal-preload.so (scripts/tidal-run) instead; enable() works with it
      too, and then uses the preloaded library rather than loading a second copy.
 For PyTorch streams on partitions (green contexts, graph capture) see tidal.torch.

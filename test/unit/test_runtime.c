@@ -333,20 +333,24 @@ static void test_launch_hybrid(void **state)
     tidal_stats st;
     fake_ms = 0.005f;   /* 5 us: short */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fkc);   /* not measured yet: the clone, timed */
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fkc);   /* the sample has not completed */
-    fake_running = 0;
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fk);    /* measured short: the original, as given */
+    assert_ptr_equal(last.f, &fk);    /* not measured yet: the original, timed */
     assert_int_equal(last.grid[0], 300);
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);    /* the sample has not completed: the original again */
+    fake_running = 0;
+    for (int i = 0; i < 3; i++) {     /* a second sample, then measured short */
+        assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, &fk);
+    }
     tidal_stats_get(NULL, &st);
-    assert_int_equal(st.launches_original, 1);
-    /* another grid size is measured on its own; a long one stays a clone */
+    assert_int_equal(st.launches_original, 5);
+    assert_int_equal(st.launches_rewritten, 0);
+    /* another grid size is measured on its own: two timed originals, then a long one is a
+     * clone */
     fake_ms = 0.5f;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-        assert_ptr_equal(last.f, &fkc);
+        assert_ptr_equal(last.f, i < 2 ? &fk : &fkc);
     }
     /* persistent: always the clone; original: always the original */
     assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_PERSISTENT, 0), TIDAL_OK);
