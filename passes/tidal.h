@@ -21,6 +21,8 @@ typedef struct tidal_kernel_report {
     const char *exit_mode;   /* "no-barriers", "convergent-exits", "barrier-funnel" */
     unsigned regs_added;     /* virtual registers the rewrite declares */
     unsigned barrier_between_blocks; /* 1 when logical blocks are separated by bar.sync */
+    unsigned original_verbatim; /* 1 when the original entry was left byte-identical (a module
+                                   with dynamic shared memory): no launch case b for it */
     unsigned line;           /* line of the .entry */
 } tidal_kernel_report;
 

@@ -20,8 +20,9 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
     for (unsigned i = 0; i < r->nkernels; i++) {
         const tidal_kernel_report *k = &r->kernels[i];
         if (k->verdict == TIDAL_REWRITTEN)
-            fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s\n", k->name, k->line, k->exit_mode,
-                    k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "");
+            fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s%s\n", k->name, k->line, k->exit_mode,
+                    k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "",
+                    k->original_verbatim ? ", original entry verbatim (dynamic shared memory: no case b)" : "");
         else
             fprintf(out, "  refused   %s (line %u): %s: %s\n", k->name, k->line, k->reason, k->detail);
     }
@@ -41,8 +42,9 @@ void tidal_report_print_json(const tidal_report *r, FILE *out) {
         if (k->verdict == TIDAL_REWRITTEN) {
             fputs(", \"exit_mode\": ", out);
             json_str(out, k->exit_mode);
-            fprintf(out, ", \"registers_added\": %u, \"barrier_between_blocks\": %s", k->regs_added,
-                    k->barrier_between_blocks ? "true" : "false");
+            fprintf(out, ", \"registers_added\": %u, \"barrier_between_blocks\": %s, \"original_verbatim\": %s",
+                    k->regs_added, k->barrier_between_blocks ? "true" : "false",
+                    k->original_verbatim ? "true" : "false");
         } else {
             fputs(", \"reason\": ", out);
             json_str(out, k->reason);

@@ -214,6 +214,7 @@ typedef struct plan {
     bool funnel;          /* route barriers and exits through one CTA-wide funnel */
     unsigned bar_id;      /* id of tidal's own barriers */
     bool big_shared;      /* the module has dynamic shared memory: keep its base aligned */
+    tidal_kernel_report *report;  /* this kernel's line of the report */
 } plan;
 
 /* Statement reaches a barrier of the given kind (full: no thread count). */
@@ -693,6 +694,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         r->line = m->toks[f->name_tok].line;
         r->verdict = TIDAL_REWRITTEN;
         ok[i] = check_kernel(&c, &c.fi[i], r, &plans[i]);
+        plans[i].report = r;
         if (ok[i]) {
             r->regs_added = regs_added();
             r->barrier_between_blocks = plans[i].between_barrier;
@@ -723,7 +725,10 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                          * (Triton GEMMs with many stages) would fail with "invalid
                          * argument". Its launches run as the original or as the clone
                          * (when the clone fits), none in case b. */
-                        if (plans[i].big_shared) c.fi[i].f->modified = false;
+                        if (plans[i].big_shared) {
+                            c.fi[i].f->modified = false;
+                            plans[i].report->original_verbatim = 1;
+                        }
                         it++;
                         break;
                     }

@@ -200,7 +200,7 @@ typedef struct plan {
     size_t launch_off;
     const size_t *poff, *psize;
     CUstream stream;
-    int sample;                /* rt.pending index to time this launch with, or -1 */
+    int sample;                /* rt.pending index to time this original launch with, or -1 */
     CUdeviceptr reset;         /* epoch wrap: zero this slot's claim and guard words first */
     int remember;              /* record for flow-in */
     unsigned occ;              /* workers per SM */
@@ -403,18 +403,27 @@ static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
     return 0;
 }
 
+/* Whether s is capturing (an invalidated capture counts: the launch fails there anyway),
+ * and the capture's id (0: the driver gives none), in one driver call where it can. */
+static int capture_state(CUstream s, cuuint64_t *id)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    *id = 0;
+    if (rt.cu->StreamGetCaptureInfo && rt.cu->StreamGetCaptureInfo(s, &st, id) == CUDA_SUCCESS) {
+        if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE) *id = 0;
+        return st != CU_STREAM_CAPTURE_STATUS_NONE;
+    }
+    return rt.cu->StreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* The slot of the capture stream s is in, taken on the capture's first clone launch on
  * s into p; that launch is preceded in the capture by a reset of the slot (pl->reset),
  * so each replay of the graph numbers its clones 1, 2, ... from a clean slot. Replays of
  * one graph exec run one after the other; other graphs and eager launches use other
  * slots. -1: no capture id (old driver) or no slot left (probe mode then). */
-static int capture_slot(rt_stream_binding *b, struct tidal_part *p, CUstream s, plan *pl)
+static int capture_slot(rt_stream_binding *b, struct tidal_part *p, cuuint64_t id, plan *pl)
 {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    cuuint64_t id = 0;
-    if (!rt.cu->StreamGetCaptureInfo || rt.cu->StreamGetCaptureInfo(s, &st, &id) != CUDA_SUCCESS ||
-        st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        return -1;
+    if (!id) return -1;
     if (b->cap_part == p && b->cap_id == id) return 0;
     int slot = reserve_slot(p);
     if (slot < 0) return -1;
@@ -456,8 +465,8 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     }
     /* Hybrid placement: a short kernel on a stream whose SMs are all allowed runs as the
      * original there (zero device cost; it leaves the SMs when it ends). */
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    int capturing = rt.cu->StreamIsCapturing(s, &cs) == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cap_id = 0;
+    int capturing = capture_state(s, &cap_id);
     int inside = subset(&b->sms, &p->mask);
     rt_duration *d = duration_of(e, (uint32_t)logical, !capturing);
     if (inside && (p->place_mode == TIDAL_PLACE_ORIGINAL ||
@@ -473,11 +482,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
      * removed SM, once). */
     if (inside && p->place_mode == TIDAL_PLACE_HYBRID && !capturing && d && d->n < 2) {
         pl->original = 1;
+        pl->stream = s;
         if (!d->pending && (pl->sample = pending_slot()) >= 0) {
-            rt.pending[pl->sample].used = 1;
+            rt_pending *smp = &rt.pending[pl->sample];
+            smp->used = 1;
+            smp->f = q->f;
+            smp->total = (uint32_t)logical;
             rt.npending++;
-            rt.pending[pl->sample].f = q->f;
-            rt.pending[pl->sample].total = (uint32_t)logical;
             d->pending = 1;
         }
         return;
@@ -527,7 +538,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     tl->grid[1] = q->grid[1];
     tl->grid[2] = q->grid[2];
     tl->chunk = (uint32_t)chunk;
-    if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, s, pl) : stream_slot(b, p)) != 0) {
+    if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, cap_id, pl) : stream_slot(b, p)) != 0) {
         /* the slot is found and reset on the device */
         tl->flags |= TIDAL_LAUNCH_PROBE;
         tl->key = (++rt.next_key & 0xffffffull) << 40;
@@ -547,18 +558,6 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         }
         tl->epoch = ++b->epoch;
         pl->remember = rt.flow_in && tl->base < logical;
-    }
-    /* Samples come from clones placed like the original would be (inside: static mode),
-     * whose duration is the original's; a dynamic clone's would overstate it. */
-    if (!capturing && inside && d && d->n < 3 && !d->pending && p->place_mode == TIDAL_PLACE_HYBRID) {
-        pl->sample = pending_slot();
-        if (pl->sample >= 0) {
-            rt.pending[pl->sample].used = 1;
-            rt.npending++;
-            rt.pending[pl->sample].f = q->f;
-            rt.pending[pl->sample].total = (uint32_t)logical;
-            d->pending = 1;
-        }
     }
     pl->reshape = 1;
     pl->clone = e->clone;
@@ -675,8 +674,6 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     CUstream s = pl->stream;
     if (pl->reset)
         r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s) : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
-    rt_pending *smp = pl->sample >= 0 ? &rt.pending[pl->sample] : NULL;
-    if (r == CUDA_SUCCESS && smp) rt.cu->EventRecord(smp->start, s);
     if (r != CUDA_SUCCESS) {
     } else if (q->ex) {
         CUlaunchConfig c = *q->ex;
@@ -688,10 +685,6 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     } else {
         r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], q->smem, s,
                                 a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
-    }
-    if (smp) {
-        int recorded = r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
-        if (!recorded) cancel_sample(smp, q->f);
     }
     if (r == CUDA_SUCCESS && pl->remember) remember(q, pl, &a);
     free_args(&a);
@@ -709,7 +702,7 @@ CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
     if (pl.original) atomic_fetch_add(&rt.n_original, 1);
     if (pl.original && pl.sample >= 0) {   /* the original, timed */
         rt_pending *smp = &rt.pending[pl.sample];
-        CUstream s = rt_norm_stream(q->stream, q->ptsz);
+        CUstream s = pl.stream;
         int rec = rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
         CUresult r = launch_as_given(q);
         rec = rec && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;

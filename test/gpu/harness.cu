@@ -55,7 +55,6 @@
 #include <cuda.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -668,27 +667,21 @@ struct Step {
 };
 
 // The pass leaves the original entry byte-identical in a module with dynamic shared
-// memory (docs/design.md §2): case b then runs the original body, as for huge grids.
-static bool original_entry_verbatim(const std::string &ptx, const std::string &entry)
+// memory (docs/design.md §2) and says so in its report (run.sh keeps `tidal-opt --report`
+// next to the rewritten PTX): case b then runs the original body, as for huge grids.
+static bool report_says_verbatim(const std::string &report, const std::string &entry)
 {
-    const std::string key = ".entry " + entry;
-    size_t at = 0;
-    for (;;) {
-        at = ptx.find(key, at);
-        if (at == std::string::npos) return false;
-        size_t e = at + key.size();
-        while (e < ptx.size() && isspace((unsigned char)ptx[e])) e++;
-        if (e < ptx.size() && ptx[e] == '(') break;
-        at = e;
+    const std::string key = "rewritten " + entry + " (";
+    for (size_t b = 0; b < report.size();) {
+        size_t e = report.find('\n', b);
+        if (e == std::string::npos) e = report.size();
+        std::string line = report.substr(b, e - b);
+        b = e + 1;
+        size_t q = line.find_first_not_of(" \t");
+        if (q != std::string::npos && line.compare(q, key.size(), key) == 0)
+            return line.find("original entry verbatim") != std::string::npos;
     }
-    size_t open = ptx.find('{', at), i = open;
-    if (open == std::string::npos) return false;
-    for (int depth = 0; i < ptx.size(); i++) {
-        if (ptx[i] == '{') depth++;
-        else if (ptx[i] == '}' && --depth == 0) break;
-    }
-    size_t t = ptx.find("%tdl_", open);
-    return t == std::string::npos || t > i;
+    return false;
 }
 
 // b_original: case b runs the original body (a verbatim original entry): b/all and
@@ -742,9 +735,9 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     Runner R(e, sp);
     const uint64_t logical = sp.logical();
     R.masks = standard_masks(e.nsm, g_seed ^ fnv1a(sp.name) ^ 0x5eed);
-    std::string rewritten_ptx;
-    const bool b_original = read_file(tidal_dir + "/" + sp.file + ".ptx", &rewritten_ptx) &&
-                            original_entry_verbatim(rewritten_ptx, sp.entry);
+    std::string report_text;
+    const bool b_original = read_file(tidal_dir + "/" + sp.file + ".report", &report_text) &&
+                            report_says_verbatim(report_text, sp.entry);
     const std::vector<Step> steps = spec_steps(sp, R.masks, b_original);
 
     // ---- reference ------------------------------------------------------------------

@@ -17,8 +17,8 @@ target triple = "nvptx64-nvidia-cuda"
 ; STATS-NEXT: kernel by_annotation: 3 instructions, 1 blocks, 0 barriers, 0 calls; special registers: %nctaid 1
 
 ; JSON: {"file": "{{.*}}kernels_stats.ll", "kernels": [
-; JSON-NEXT: {"name": "by_cc", "line": {{[0-9]+}}, "verdict": "rewritten", "exit_mode": "convergent-exits", "registers_added": 0, "barrier_between_blocks": true},
-; JSON-NEXT: {"name": "by_annotation", "line": {{[0-9]+}}, "verdict": "rewritten", "exit_mode": "no-barriers", "registers_added": 0, "barrier_between_blocks": false}
+; JSON-NEXT: {"name": "by_cc", "line": {{[0-9]+}}, "verdict": "rewritten", "exit_mode": "convergent-exits", "registers_added": 0, "barrier_between_blocks": true, "original_verbatim": false},
+; JSON-NEXT: {"name": "by_annotation", "line": {{[0-9]+}}, "verdict": "rewritten", "exit_mode": "no-barriers", "registers_added": 0, "barrier_between_blocks": false, "original_verbatim": false}
 ; JSON-NEXT: ]}
 ; ROUNDTRIP: define ptx_kernel void @by_annotation(
 
