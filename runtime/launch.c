@@ -311,8 +311,13 @@ static void poll_pending(void)
         if (r != CUDA_SUCCESS || !d || rt.cu->EventElapsedTime(&ms, q->start, q->end) != CUDA_SUCCESS) continue;
         /* the least of the samples: a first launch carries warm-up costs */
         float us = ms * 1000.0f;
-        if (d->n == 0 || us < d->us) d->us = us;
-        d->n++;
+        if (q->clone) {
+            if (d->nclone == 0 || us < d->clone_us) d->clone_us = us;
+            d->nclone++;
+        } else {
+            if (d->n == 0 || us < d->us) d->us = us;
+            d->n++;
+        }
     }
     rt_capture_restore(mode);
 }
@@ -326,6 +331,31 @@ static int pending_slot(void)
     if (!q->start && rt.cu->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
     if (!q->end && rt.cu->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
     return (int)i;
+}
+
+/* Take the next ring entry for a sample of f (with total logical blocks), or -1 (ring
+ * full, no events, or d has one in flight). */
+static int take_sample(rt_duration *d, CUfunction f, uint32_t total, int clone)
+{
+    if (d->pending) return -1;
+    int i = pending_slot();
+    if (i < 0) return -1;
+    rt_pending *smp = &rt.pending[i];
+    smp->used = 1;
+    smp->f = f;
+    smp->total = total;
+    smp->clone = clone;
+    rt.npending++;
+    d->pending = 1;
+    return i;
+}
+
+/* Short enough for the original: its own samples decide once there are any; before, a
+ * clone's (a clone does the same work with a protocol on top). */
+static int measured_short(const rt_duration *d, float short_us)
+{
+    if (d->n > 0) return d->us < short_us;
+    return d->nclone > 0 && d->clone_us < short_us;
 }
 
 /* A sample whose events were not recorded: the ring skips it, a later launch of f takes
@@ -469,28 +499,19 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     int capturing = capture_state(s, &cap_id);
     int inside = subset(&b->sms, &p->mask);
     rt_duration *d = duration_of(e, (uint32_t)logical, !capturing);
-    if (inside && (p->place_mode == TIDAL_PLACE_ORIGINAL ||
-                   (p->place_mode == TIDAL_PLACE_HYBRID && d && d->n > 0 && d->us < (float)p->short_us))) {
-        pl->original = 1;
-        return;
-    }
-    /* Not measured yet (eagerly, where all its SMs are allowed): the original, timed. Its
-     * duration decides, not the clone's: a persistent clone of a memory-bound kernel runs
-     * up to 2.7x longer (H200, BERT-large softmax: 7.3 vs 19.8 us), and timing it made such
-     * kernels clones. Two samples (a first one can carry warm-up); until they are back the
-     * launches run as the original (they end by themselves: at most their duration on a
-     * removed SM, once). */
-    if (inside && p->place_mode == TIDAL_PLACE_HYBRID && !capturing && d && d->n < 2) {
+    const int hybrid = p->place_mode == TIDAL_PLACE_HYBRID;
+    const float short_us = (float)p->short_us;
+    /* An unmeasured kernel runs as the clone first (timed): only one whose clone was
+     * quick, below TIDAL_TRIAL_FACTOR x short_us, is tried as the original (timed, twice at
+     * most: a first sample can carry warm-up), so an original never holds a removed SM
+     * longer than that; the original's duration then decides, not the clone's (a
+     * persistent clone of a memory-bound kernel runs up to 2.7x longer). */
+    const int trial = hybrid && !capturing && d && d->n < 2 && d->nclone > 0 &&
+                      d->clone_us < TIDAL_TRIAL_FACTOR * short_us && (d->n == 0 || d->us >= short_us);
+    if (inside && (p->place_mode == TIDAL_PLACE_ORIGINAL || (hybrid && d && measured_short(d, short_us)) || trial)) {
         pl->original = 1;
         pl->stream = s;
-        if (!d->pending && (pl->sample = pending_slot()) >= 0) {
-            rt_pending *smp = &rt.pending[pl->sample];
-            smp->used = 1;
-            smp->f = q->f;
-            smp->total = (uint32_t)logical;
-            rt.npending++;
-            d->pending = 1;
-        }
+        if (trial) pl->sample = take_sample(d, q->f, (uint32_t)logical, 0);
         return;
     }
     int occ = occupancy(e, threads, q->smem);
@@ -503,8 +524,9 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     /* A measured kernel's chunks last about rt.chunk_us: a worker on an SM taken away
      * finishes its chunk before it leaves. */
     uint64_t max_chunk = rt.max_chunk;
-    if (d && d->n > 0 && d->us > 0) {
-        double block_us = d->us * (double)(workers < logical ? workers : logical) / (double)logical;
+    float est_us = d ? (d->nclone ? d->clone_us : d->n ? d->us : 0) : 0;   /* a clone's, best */
+    if (est_us > 0) {
+        double block_us = est_us * (double)(workers < logical ? workers : logical) / (double)logical;
         double fit = rt.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
         if (fit < (double)max_chunk) max_chunk = fit < 1 ? 1 : (uint64_t)fit;
     }
@@ -559,6 +581,10 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         tl->epoch = ++b->epoch;
         pl->remember = rt.flow_in && tl->base < logical;
     }
+    /* An unmeasured kernel's first clones are timed, placed as its original would be
+     * (inside: static mode); a dynamic clone's duration would say less. */
+    if (hybrid && !capturing && inside && d && d->n == 0 && d->nclone < 2)
+        pl->sample = take_sample(d, q->f, (uint32_t)logical, 1);
     pl->reshape = 1;
     pl->clone = e->clone;
     pl->workers = (unsigned)workers;
@@ -665,7 +691,9 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
 {
     clone_args a;
     *ok = 0;
+    rt_pending *smp = pl->sample >= 0 ? &rt.pending[pl->sample] : NULL;
     if (build_args(&a, pl, q, &pl->tl) != 0) {
+        if (smp) cancel_sample(smp, q->f);
         free_args(&a);
         return CUDA_SUCCESS;
     }
@@ -674,6 +702,7 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     CUstream s = pl->stream;
     if (pl->reset)
         r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s) : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
+    int recorded = smp && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
     } else if (q->ex) {
         CUlaunchConfig c = *q->ex;
@@ -685,6 +714,10 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     } else {
         r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], q->smem, s,
                                 a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
+    }
+    if (smp) {
+        recorded = recorded && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        if (!recorded) cancel_sample(smp, q->f);
     }
     if (r == CUDA_SUCCESS && pl->remember) remember(q, pl, &a);
     free_args(&a);

@@ -318,8 +318,9 @@ static void test_launch_static(void **state)
 }
 
 /* Hybrid placement: a rewritten kernel runs as the original where all of its stream's SMs
- * are allowed once a sample shows it is shorter than the threshold; until then, when it is
- * long, or in persistent mode, as the clone. */
+ * are allowed once samples show it short. An unmeasured kernel runs as the clone, timed; a
+ * quick clone (below TIDAL_TRIAL_FACTOR x the threshold) is tried as the original, timed,
+ * and the original's samples decide. Long kernels and persistent mode: the clone. */
 static void test_launch_hybrid(void **state)
 {
     (void)state;
@@ -333,24 +334,45 @@ static void test_launch_hybrid(void **state)
     tidal_stats st;
     fake_ms = 0.005f;   /* 5 us: short */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fk);    /* not measured yet: the original, timed */
-    assert_int_equal(last.grid[0], 300);
+    assert_ptr_equal(last.f, &fkc);   /* not measured yet: the clone, timed (it obeys the mask) */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fk);    /* the sample has not completed: the original again */
+    assert_ptr_equal(last.f, &fkc);   /* the sample has not completed: the clone again */
     fake_running = 0;
-    for (int i = 0; i < 3; i++) {     /* a second sample, then measured short */
+    for (int i = 0; i < 3; i++) {     /* the clone's sample says short: the original */
         assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
         assert_ptr_equal(last.f, &fk);
+        assert_int_equal(last.grid[0], 300);
     }
     tidal_stats_get(NULL, &st);
-    assert_int_equal(st.launches_original, 5);
-    assert_int_equal(st.launches_rewritten, 0);
-    /* another grid size is measured on its own: two timed originals, then a long one is a
-     * clone */
+    assert_int_equal(st.launches_original, 3);
+    assert_int_equal(st.launches_rewritten, 2);
+    /* another grid size is measured on its own. A clone of 40 us (memory-bound kernels run
+     * slower as clones) is tried as the original; the original's 7 us decide */
+    fake_ms = 0.040f;
+    assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);    /* the trial */
+    fake_ms = 0.007f;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, &fk);
+    }
+    /* a clone of 40 us whose original takes 30 us: two trials (the first sample may carry
+     * warm-up), then the clone */
+    fake_ms = 0.040f;
+    assert_int_equal(tidal_launch_kernel(&fk, 7000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    fake_ms = 0.030f;
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(tidal_launch_kernel(&fk, 7000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, i < 2 ? &fk : &fkc);
+    }
+    /* a long kernel (500 us clone) never runs as the original: two timed clones, then clones */
     fake_ms = 0.5f;
     for (int i = 0; i < 5; i++) {
-        assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-        assert_ptr_equal(last.f, i < 2 ? &fk : &fkc);
+        assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, &fkc);
     }
     /* persistent: always the clone; original: always the original */
     assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_PERSISTENT, 0), TIDAL_OK);
@@ -361,7 +383,7 @@ static void test_launch_hybrid(void **state)
     assert_ptr_equal(last.f, &fk);
     /* the threshold: 600 us makes the 500 us kernel short */
     assert_int_equal(tidal_partition_set_placement(p, TIDAL_PLACE_HYBRID, 600), TIDAL_OK);
-    assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fk);
     assert_int_equal(tidal_partition_set_placement(p, 7, 0), TIDAL_ERR_INVALID);
     /* on a partition that does not hold all of the stream's SMs, never the original */

@@ -756,9 +756,9 @@ static void place_short(const char *label, tidal_part *p, cudaStream_t s, const 
                        clones = st1.launches_rewritten - st0.launches_rewritten;
     result((L + ".inside").c_str(), bad == 0, std::to_string(bad) + " blocks outside over " + std::to_string(runs) +
                                                  " launches; " + std::to_string(r.distinct_sms()) + " SMs used");
-    // the first launch of a kernel not measured yet runs as the clone (and is timed); its
-    // sample can carry warm-up (first launch on the stream's green context: 2 of 6 on the
-    // H200, 2026-12-01), so a second timed clone may follow before the originals
+    // the first launch of a kernel not measured yet runs as the clone (and is timed); a
+    // quick one is then tried as the original (timed). A first sample can carry warm-up
+    // (first launch on the stream's green context), so a second timed clone may come first
     result((L + ".hybrid").c_str(), expect_original ? orig >= runs - 2 : orig == 0,
            std::to_string(orig) + " launched as the original, " + std::to_string(clones) + " as clones");
     (void)p;
