@@ -166,6 +166,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--tidal-off")) {
             o.off = true;
+        } else if (!strcmp(a, "--tidal-case-b")) {
+            setenv("TIDAL_CASE_B", "1", 1);   /* read by the rewrite step inside nvcc */
         } else if (!strcmp(a, "--tidal-no-runtime")) {
             o.no_runtime = true;
         } else if (!strncmp(a, "--tidal-report=", 15) && a[15]) {

@@ -25,10 +25,11 @@ typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
 /* Reports of the tidal pass, printed after the pipeline with --report. */
 static tidal_report tidal_reports[8];
 static unsigned ntidal_reports;
+static tidal_options tidal_opts = TIDAL_OPTIONS_DEFAULT;   /* --case-b */
 
 static int pass_tidal(ptx_module *m, ptx_diag *d) {
     if (ntidal_reports == sizeof tidal_reports / sizeof tidal_reports[0]) ptx_ice("tidal pass run too often");
-    return tidal_run(m, NULL, &tidal_reports[ntidal_reports++], d);
+    return tidal_run(m, &tidal_opts, &tidal_reports[ntidal_reports++], d);
 }
 
 /* Builds the CFG of every function: checks that all branch targets exist. */
@@ -72,6 +73,13 @@ static const char usage_text[] =
     "                   or refused with the reason, and registers added. FMT is text\n"
     "                   (default) or json. Goes to standard output, or to standard\n"
     "                   error when the PTX itself goes to standard output.\n"
+    "  --case-b         the tidal pass also puts the case-b check into each original entry,\n"
+    "                   so launches that bypass libtidal obey the module's attached\n"
+    "                   partition (tidal.triton without the preload); it costs every\n"
+    "                   launch of the original a constant load (~0.2 us on the H200).\n"
+    "                   Default: original entries stay byte-identical (libtidal runs the\n"
+    "                   clone where a launch must obey a mask). Not for --emit=llvm|bc:\n"
+    "                   the IR-level rewrite always has case b.\n"
     "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
     "                   sm_90a) instead of PTX to the -o file, compiled by the first of:\n"
     "                   libnvptxcompiler in process (when this build linked it: see\n"
@@ -245,6 +253,8 @@ int main(int argc, char **argv) {
             free(list);
         } else if (!strcmp(a, "--report") || !strcmp(a, "--report=text")) {
             report = 1;
+        } else if (!strcmp(a, "--case-b")) {
+            tidal_opts.case_b = true;
         } else if (!strcmp(a, "--report=json")) {
             report = 2;
         } else if (!strncmp(a, "--report=", 9)) {

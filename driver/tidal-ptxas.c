@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: tidal-ptxas [--tidal-off] [--tidal-report=FILE] [ptxas options] INPUT.ptx\n"
+    "usage: tidal-ptxas [--tidal-off] [--tidal-case-b] [--tidal-report=FILE] [ptxas options] INPUT.ptx\n"
     "\n"
     "A drop-in for NVIDIA's ptxas: rewrites INPUT.ptx with the tidal pass (SM gate +\n"
     "persistent logical blocks, see tidal-opt --help) into a temporary file and runs\n"
@@ -28,6 +28,10 @@ static const char usage_text[] =
     "tidal-ptxas's own options (removed before ptxas runs):\n"
     "  --tidal-off            run the real ptxas on the input unchanged\n"
     "  --tidal-report=FILE    append the rewrite report (text) to FILE\n"
+    "  --tidal-case-b         also put the case-b check into the original entries (launches\n"
+    "                         that bypass libtidal obey the module's partition; +~0.2 us per\n"
+    "                         launch); TIDAL_CASE_B=1 in the environment does the same (for\n"
+    "                         callers such as Triton that choose ptxas's arguments)\n"
     "  --tidal-help           show this help (--help is ptxas's)\n"
     "\n"
     "The real ptxas is $TIDAL_REAL_PTXAS, else $CUDA_HOME/bin/ptxas, else\n"
@@ -46,10 +50,10 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
  * when the input is to be assembled unchanged (reason already printed). */
-static char *rewrite(const char *in, FILE *report) {
+static char *rewrite(const char *in, FILE *report, const tidal_options *opt) {
     tidal_report rep;
     int why;
-    ptx_module *m = tidal_rewrite_file(in, in, "tidal-ptxas", &rep, &why);
+    ptx_module *m = tidal_rewrite_file(in, in, "tidal-ptxas", opt, &rep, &why);
     if (!m && why < 0) {
         fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in, strerror(errno));
         return NULL;
@@ -92,6 +96,9 @@ int main(int argc, char **argv) {
     const char *ptxas = tidal_real_ptxas();
     bool off = false;
     const char *report_path = NULL;
+    tidal_options opt = TIDAL_OPTIONS_DEFAULT;
+    const char *env_b = getenv("TIDAL_CASE_B");
+    if (env_b && *env_b && strcmp(env_b, "0")) opt.case_b = true;
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (!args) return 70;
     int n = 0, input = -1;
@@ -107,6 +114,9 @@ int main(int argc, char **argv) {
             continue;
         } else if (!strncmp(a, "--tidal-report=", 15)) {
             report_path = a + 15;
+            continue;
+        } else if (!strcmp(a, "--tidal-case-b")) {
+            opt.case_b = true;
             continue;
         } else if (!strncmp(a, "--tidal-", 8)) {
             fprintf(stderr, "tidal-ptxas: unknown option '%s' (see --tidal-help)\n", a);
@@ -126,7 +136,7 @@ int main(int argc, char **argv) {
             report = fopen(report_path, "a");
             if (!report) fprintf(stderr, "tidal-ptxas: warning: cannot open '%s': %s\n", report_path, strerror(errno));
         }
-        tmp = rewrite(args[input], report);
+        tmp = rewrite(args[input], report, &opt);
         if (report) fclose(report);
         if (tmp) args[input] = tmp;
     }

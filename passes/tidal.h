@@ -21,8 +21,10 @@ typedef struct tidal_kernel_report {
     const char *exit_mode;   /* "no-barriers", "convergent-exits", "barrier-funnel" */
     unsigned regs_added;     /* virtual registers the rewrite declares */
     unsigned barrier_between_blocks; /* 1 when logical blocks are separated by bar.sync */
-    unsigned original_verbatim; /* 1 when the original entry was left byte-identical (a module
-                                   with dynamic shared memory): no launch case b for it */
+    unsigned original_verbatim; /* 1 when the original entry was left byte-identical: no launch
+                                   case b for it (case b off, or dynamic shared memory) */
+    unsigned verbatim_shared;   /* ... and case b was asked for, but the module has dynamic
+                                   shared memory */
     unsigned line;           /* line of the .entry */
 } tidal_kernel_report;
 
@@ -34,7 +36,15 @@ typedef struct tidal_report {
 
 typedef struct tidal_options {
     bool reshaped_clone; /* emit NAME__tidal_reshaped (launch case c); default true */
+    bool case_b;         /* put the case-b check into the original entry (launches that bypass
+                            libtidal obey the module's attached partition); default false: the
+                            original entry stays byte-identical, so launches of it cost nothing
+                            on the device (the check is a constant load on every block's path:
+                            +0.2 us per launch on the H200) */
 } tidal_options;
+
+/* The default options: a clone per kernel, original entries verbatim. */
+#define TIDAL_OPTIONS_DEFAULT ((tidal_options){.reshaped_clone = true, .case_b = false})
 
 /* Runs the transform on every kernel. Returns 0, or -1 on malformed input
  * (diag set). The report is owned by the module's arena. */
@@ -49,7 +59,7 @@ void tidal_report_print_json(const tidal_report *r, FILE *out);
  * *why = -1, the file cannot be read (errno set, nothing printed); *why = 1, it does not
  * parse or the transform failed (the diagnostic is on stderr after "TOOL: warning: ";
  * the caller says what happens to the file instead). */
-ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, tidal_report *rep,
-                               int *why);
+ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, const tidal_options *opt,
+                               tidal_report *rep, int *why);
 
 #endif

@@ -6,8 +6,8 @@
 #include "ptx.h"
 #include "tidal.h"
 
-ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, tidal_report *rep,
-                               int *why)
+ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, const tidal_options *opt,
+                               tidal_report *rep, int *why)
 {
     size_t len;
     char *src = ptx_read_file(path, &len);
@@ -18,7 +18,7 @@ ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *
     ptx_diag d;
     ptx_module *m = ptx_parse(shown, src, len, &d);
     free(src);
-    if (m && tidal_run(m, NULL, rep, &d) == 0) return m;
+    if (m && tidal_run(m, opt, rep, &d) == 0) return m;
     fprintf(stderr, "%s: warning: ", tool);
     ptx_diag_print(&d, stderr);
     ptx_module_free(m);

@@ -22,7 +22,9 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
         if (k->verdict == TIDAL_REWRITTEN)
             fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s%s\n", k->name, k->line, k->exit_mode,
                     k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "",
-                    k->original_verbatim ? ", original entry verbatim (dynamic shared memory: no case b)" : "");
+                    !k->original_verbatim ? ""
+                    : k->verbatim_shared  ? ", original entry verbatim (dynamic shared memory: no case b)"
+                                          : ", original entry verbatim");
         else
             fprintf(out, "  refused   %s (line %u): %s: %s\n", k->name, k->line, k->reason, k->detail);
     }

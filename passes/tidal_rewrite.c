@@ -645,7 +645,7 @@ static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
 }
 
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
-    tidal_options defaults = {.reshaped_clone = true};
+    tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
     ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX};
     /* Names tidal defines at module scope (__tidal_ctl, the marker, the clones'
@@ -719,15 +719,16 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         char *t = clone_text(&c, c.fi[i].f, &pcs[i]);
                         ptx_item_insert(m, it + 1, PTX_ITEM_FUNC, t);
                         free(t);
-                        /* A kernel with dynamic shared memory keeps its original entry
-                         * byte-identical: tidal's 1 KiB-aligned __tidal_sh would move the
-                         * dynamic base by 1 KiB, and launches near the per-block limit
-                         * (Triton GEMMs with many stages) would fail with "invalid
-                         * argument". Its launches run as the original or as the clone
-                         * (when the clone fits), none in case b. */
-                        if (plans[i].big_shared) {
+                        /* The original entry stays byte-identical unless case b is asked
+                         * for; even then a kernel with dynamic shared memory keeps it:
+                         * tidal's 1 KiB-aligned __tidal_sh would move the dynamic base by
+                         * 1 KiB, and launches near the per-block limit (Triton GEMMs with
+                         * many stages) would fail with "invalid argument". Its launches
+                         * run as the original or as the clone, none in case b. */
+                        if (!opt->case_b || plans[i].big_shared) {
                             c.fi[i].f->modified = false;
                             plans[i].report->original_verbatim = 1;
+                            plans[i].report->verbatim_shared = opt->case_b;
                         }
                         it++;
                         break;

@@ -22,7 +22,8 @@ if [[ -z $opt ]]; then
   opt=$B/tidal-opt
 fi
 "$NVCC" -arch=sm_90a -ptx bench/gpu/bench_kernels.cu -o "$B/bench_kernels.ptx"
-"$opt" -p tidal --report "$B/bench_kernels.ptx" -o "$B/bench_kernels.tidal.ptx"
+# --case-b: the bench measures launch case b too (case a is then a case-b module's original)
+"$opt" -p tidal --case-b --report "$B/bench_kernels.ptx" -o "$B/bench_kernels.tidal.ptx"
 "$NVCC" -std=c++17 -O2 -arch=sm_90a -Iabi bench/gpu/tidal_bench.cu -o "$B/tidal_bench" -L"$CUDA_HOME/lib64/stubs" -lcuda
 if (( build_only )); then echo "built $B/tidal_bench, $B/bench_kernels.ptx, $B/bench_kernels.tidal.ptx"; exit 0; fi
 log=$R/tidal-bench${1:+-$1}.log

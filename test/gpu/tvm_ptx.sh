@@ -51,11 +51,12 @@ bad() { echo "FAILED $*"; fail=$((fail + 1)); }
 
 for stem in $(grep -v '^#' "$SRC/launch.txt" | awk '{print $2}' | sort -u); do
   cp "$SRC/$stem.ptx" "$O/orig/$stem.ptx"
-  "$TIDAL_OPT" -p tidal --report "$O/orig/$stem.ptx" -o "$O/tidal/$stem.ptx" >"$O/tidal/$stem.report" 2>&1 ||
+  # --case-b: run_tvm checks every launch case, case b included
+  "$TIDAL_OPT" -p tidal --case-b --report "$O/orig/$stem.ptx" -o "$O/tidal/$stem.ptx" >"$O/tidal/$stem.report" 2>&1 ||
     { bad "$stem: tidal-opt: $(tail -2 "$O/tidal/$stem.report" | tr '\n' ' ')"; continue; }
   "$NVCC" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" -o "$O/nvcc-orig/$stem.ptx" >"$O/logs/$stem.nvcc.log" 2>&1 ||
     { bad "$stem: nvcc -ptx: $(head -3 "$O/logs/$stem.nvcc.log" | tr '\n' ' ')"; continue; }
-  env -u TIDAL_NVCC "$TIDAL_NVCC" --tidal-report="$O/nvcc-tidal/$stem.report" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" \
+  env -u TIDAL_NVCC "$TIDAL_NVCC" --tidal-case-b --tidal-report="$O/nvcc-tidal/$stem.report" "${TVM_FLAGS[@]}" -arch=sm_90a -ptx "$SRC/$stem.cu" \
     -o "$O/nvcc-tidal/$stem.ptx" >"$O/logs/$stem.tidal-nvcc.log" 2>&1 ||
     { bad "$stem: tidal-nvcc -ptx: $(head -3 "$O/logs/$stem.tidal-nvcc.log" | tr '\n' ' ')"; continue; }
   for d in orig tidal nvcc-orig nvcc-tidal; do

@@ -28,9 +28,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK:       .weak .const .align 8 .u64 __tidal_ctl = 0;
 ; CHECK-NEXT:  .weak .global .align 4 .u32 __tidal_rewritten_v{{[0-9]+}} = 1;
 ; CHECK-LABEL: .visible .entry saxpy(
-; CHECK:       ld.const.u64 {{.*}}%tdl_ctl, [__tidal_ctl];
-; CHECK:       mov.u32 {{.*}}%smid;
-; CHECK:       $tdl_next:
+; CHECK-NOT:   %tdl_
 ; CHECK-LABEL: .visible .entry saxpy__tidal_reshaped(
 ; CHECK:       .param .align 8 .b8 __tidal_launch[{{[0-9]+}}]
 ; CHECK:       ld.param.u64 {{.*}}%tdl_ctl, [__tidal_launch];
