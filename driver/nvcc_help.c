@@ -36,7 +36,7 @@ const char nvcc_help_text[] =
     "    --tidal-off             run the real nvcc exactly as given (no rewrite, no runtime)\n"
     "    --tidal-report=FILE     append the tidal pass report of every rewritten PTX module to FILE\n"
     "    --tidal-runtime=DIR     link the runtime from DIR (default: $TIDAL_RUNTIME_DIR, else\n"
-    "                            <directory of tidal-nvcc>/../lib)\n"
+    "                            <directory of tidal-nvcc>/" TIDAL_BIN_TO_LIBDIR ")\n"
     "    --tidal-no-runtime      do not add the runtime to host links\n"
     "    --tidal-help            show this page only\n"
     "    --help, -h              show this page, then nvcc's help\n"
