@@ -9,6 +9,7 @@
 #   <includedir>  tidal.h tidal_abi.h
 #   <datadir>/tidal/cmake/TidalRuntime.cmake          include() + tidal_runtime()
 #   <datadir>/tidal/python/                           the Python package (its own rule)
+#   <mandir>/man1/*.1                                 from each tool's --help
 #   lib/systemd/system/tidald.service                 TIDAL_SYSTEMD_UNITDIR
 #
 # Nothing installed names the prefix except the systemd unit (systemd wants an absolute
@@ -115,6 +116,53 @@ configure_package_config_file(cmake/tidalConfig.cmake.in "${CMAKE_BINARY_DIR}/li
 export(EXPORT tidalTargets NAMESPACE tidal:: FILE "${CMAKE_BINARY_DIR}/lib/cmake/tidal/tidalTargets.cmake")
 
 # ---------------------------------------------------------------------------
+# Man pages, generated from the --help texts (scripts/man-from-help.py); the version is the
+# project's (not every tool has --version).
+# ---------------------------------------------------------------------------
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(_man_dir "${CMAKE_BINARY_DIR}/share/man/man1")
+file(MAKE_DIRECTORY "${_man_dir}")
+# tool | help option | NAME line for a help text without one
+set(_man_pages
+  "tidal-opt|--help|rewrite PTX or LLVM IR so kernels obey live SM masks"
+  "tidal-nvcc|--tidal-help|"
+  "tidal-ptxas|--tidal-help|ptxas that applies the tidal rewrite to its PTX input first"
+  "tidal-objdump|--help|list the GPU code in binaries and which kernels carry the tidal rewrite"
+  "tidald|--help|"
+  "tidalctl|--help|"
+  "tidal-run|--help|run a command with libtidal preloaded and Triton compiling through tidal-ptxas")
+set(_see_also "")
+foreach(_p IN LISTS _man_pages)
+  string(REGEX REPLACE "\\|.*" "(1)" _ref "${_p}")
+  list(APPEND _see_also "${_ref}")
+endforeach()
+list(JOIN _see_also "," _see_also)
+set(_man_files "")
+foreach(_p IN LISTS _man_pages)
+  string(REPLACE "|" ";" _f "${_p}")
+  list(GET _f 0 _tool)
+  list(GET _f 1 _opt)
+  list(GET _f 2 _summary)
+  if(TARGET ${_tool})
+    set(_cmd "$<TARGET_FILE:${_tool}>")
+    set(_dep ${_tool})
+  else()   # tidal-run, a script
+    set(_cmd "${CMAKE_BINARY_DIR}/bin/${_tool}")
+    set(_dep "${PROJECT_SOURCE_DIR}/scripts/${_tool}")
+  endif()
+  add_custom_command(OUTPUT "${_man_dir}/${_tool}.1"
+    COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/man-from-help.py"
+            --name ${_tool} --version "${PROJECT_VERSION}" "--summary=${_summary}"
+            "--help-option=${_opt}" "--see-also=${_see_also}" -o "${_man_dir}/${_tool}.1" -- "${_cmd}"
+    DEPENDS ${_dep} "${PROJECT_SOURCE_DIR}/scripts/man-from-help.py"
+    COMMENT "man page ${_tool}.1"
+    VERBATIM)
+  list(APPEND _man_files "${_man_dir}/${_tool}.1")
+endforeach()
+add_custom_target(tidal_man ALL DEPENDS ${_man_files})
+install(FILES ${_man_files} DESTINATION "${CMAKE_INSTALL_MANDIR}/man1")
+
+# ---------------------------------------------------------------------------
 # systemd: tidald.service with ExecStart=<the bindir installed to>/tidald. Written at install
 # time, since `cmake --install --prefix P` picks the prefix only then.
 # ---------------------------------------------------------------------------
@@ -134,4 +182,4 @@ install(FILES "${_gen}/tidald.service" DESTINATION "${TIDAL_SYSTEMD_UNITDIR}")
 # Everything the install copies, built: `ninja tidal_installed` (make install builds this,
 # not the test corpus).
 add_custom_target(tidal_installed)
-add_dependencies(tidal_installed ${TIDAL_TOOLS} tidal tidal_shared tidal_preload tidal_cudart)
+add_dependencies(tidal_installed ${TIDAL_TOOLS} tidal tidal_shared tidal_preload tidal_cudart tidal_man)
