@@ -2,6 +2,8 @@
 #
 #   make deps    check/install Debian packages (scripts/deps.txt) and the CUDA toolkit
 #   make build   configure build/ (first time) and build it
+#   make install build what is installed and `cmake --install` it: PREFIX=DIR (default: the
+#                tree's CMAKE_INSTALL_PREFIX, /usr/local), DESTDIR=DIR for staging
 #   make check   deps + build + build-asan (ASan+UBSan) + all tests in both;
 #                ends with one line "N passed, N failed"
 #   make demo    deps + build + scripts/demo.sh
@@ -20,8 +22,10 @@ CTEST_JOBS  ?= 2
 CMAKE_ARGS  ?=
 FUZZ_SECONDS ?= 600
 FUZZ_TARGET ?= fuzz_ptx_parse
+PREFIX      ?=
+DESTDIR     ?=
 
-.PHONY: all deps build build-asan check test demo fuzz bench clean gpu-check gpu-selftest
+.PHONY: all deps build build-asan install check test demo fuzz bench clean gpu-check gpu-selftest
 
 all: build
 
@@ -39,6 +43,11 @@ build: $(BUILD)/build.ninja
 
 build-asan: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD) tidal_check_deps
+
+# tidal_installed: the tools, libraries and man pages, not the test corpus `all` has
+install: $(BUILD)/build.ninja
+	ninja -C $(BUILD) tidal_installed
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
 # Everything after `deps` lives in scripts/check.sh (build, build-asan, ctest in
 # both, test/summary.sh); its last line is "N passed, N failed".

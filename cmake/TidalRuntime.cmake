@@ -1,5 +1,6 @@
 # TidalRuntime.cmake — launches of a CMake CUDA target go through libtidal.
 #
+#   find_package(tidal CONFIG)   # includes this file; or, without the package:
 #   include(/path/to/tidal/cmake/TidalRuntime.cmake)   # or <prefix>/share/tidal/cmake/
 #   tidal_runtime(my_app [more targets...])
 #
@@ -11,9 +12,12 @@
 # LD_PRELOAD=libtidal-preload.so. tidal_runtime() adds the same wrap options and
 # libraries to the targets' link.
 #
-# TIDAL_RUNTIME_DIR: the directory with libtidal.a and libtidal_cudart.a (default: the
-# lib/ next to the bin/ of CMAKE_CUDA_COMPILER, i.e. tidal-nvcc's own, as tidal-nvcc's
-# --tidal-runtime default).
+# Where the libraries come from, first found:
+#   TIDAL_RUNTIME_DIR   a directory with libtidal.a and libtidal_cudart.a
+#   tidal::cudart       find_package(tidal)'s target (it has the wraps and both libraries)
+#   the CMake package of the tidal CMAKE_CUDA_COMPILER belongs to (<its bin>/..: an
+#   install prefix or a build tree), then the lib/ next to its bin/ (as tidal-nvcc's
+#   --tidal-runtime default).
 include_guard(GLOBAL)
 
 # The functions runtime/wrap_cudart.c defines __wrap_ versions of; tidal-nvcc's list
@@ -23,11 +27,27 @@ set(TIDAL_WRAPPED_LAUNCHES cudaLaunchKernel cudaLaunchKernel_ptsz cudaLaunchKern
     cudaLaunchKernelExC_ptsz __cudaLaunchKernel __cudaLaunchKernel_ptsz)
 
 function(tidal_runtime)
+  if(NOT TIDAL_RUNTIME_DIR AND NOT TARGET tidal::cudart AND CMAKE_CUDA_COMPILER)
+    # REALPATH: tidal-nvcc may be reached through a symlink (named nvcc, say)
+    get_filename_component(_nvcc "${CMAKE_CUDA_COMPILER}" REALPATH)
+    get_filename_component(_prefix "${_nvcc}/../.." ABSOLUTE)
+    find_package(tidal CONFIG QUIET PATHS "${_prefix}" NO_DEFAULT_PATH)
+  endif()
+  if(NOT TIDAL_RUNTIME_DIR AND TARGET tidal::cudart)
+    foreach(_t IN LISTS ARGN)
+      if(NOT TARGET ${_t})
+        message(FATAL_ERROR "tidal_runtime: no target ${_t}")
+      endif()
+      target_link_libraries(${_t} PRIVATE tidal::cudart)
+    endforeach()
+    return()
+  endif()
   if(NOT TIDAL_RUNTIME_DIR)
     if(NOT CMAKE_CUDA_COMPILER)
-      message(FATAL_ERROR "tidal_runtime: enable the CUDA language first, or set TIDAL_RUNTIME_DIR")
+      message(FATAL_ERROR "tidal_runtime: enable the CUDA language first, find_package(tidal), or set TIDAL_RUNTIME_DIR")
     endif()
-    get_filename_component(_bin "${CMAKE_CUDA_COMPILER}" DIRECTORY)
+    get_filename_component(_bin "${CMAKE_CUDA_COMPILER}" REALPATH)
+    get_filename_component(_bin "${_bin}" DIRECTORY)
     get_filename_component(_dir "${_bin}/../lib" ABSOLUTE)
     set(TIDAL_RUNTIME_DIR "${_dir}" CACHE PATH "Directory with libtidal.a and libtidal_cudart.a")
   endif()

@@ -39,7 +39,7 @@ const char nvcc_help_text[] =
     "                            that bypass libtidal obey the module's partition (+~0.2 us per\n"
     "                            launch of the original); TIDAL_CASE_B=1 does the same\n"
     "    --tidal-runtime=DIR     link the runtime from DIR (default: $TIDAL_RUNTIME_DIR, else\n"
-    "                            <directory of tidal-nvcc>/../lib)\n"
+    "                            <directory of tidal-nvcc>/" TIDAL_BIN_TO_LIBDIR ")\n"
     "    --tidal-no-runtime      do not add the runtime to host links\n"
     "    --tidal-help            show this page only\n"
     "    --help, -h              show this page, then nvcc's help\n"

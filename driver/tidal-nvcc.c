@@ -41,13 +41,26 @@ static char *join(const char *a, const char *b) {
     return s;
 }
 
-/* <dir of the tidal-nvcc executable>/../lib */
+/* <dir of the tidal-nvcc executable>/TIDAL_BIN_TO_LIBDIR, else .../../lib when only that
+ * one has the runtime: relative to the executable, so an installed tree works wherever it
+ * is put (and through a symlink: self is the resolved path). */
 static char *default_runtime(const char *self) {
     char *dir = strdup(self);
     if (!dir) abort();
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
-    char *lib = join(dir, "../lib");
+    char *lib = join(dir, TIDAL_BIN_TO_LIBDIR);
+    if (strcmp(TIDAL_BIN_TO_LIBDIR, "../lib")) {
+        char *probe = join(lib, "libtidal.a"), *build = join(dir, "../lib"), *bprobe = join(build, "libtidal.a");
+        if (access(probe, R_OK) && !access(bprobe, R_OK)) {
+            free(lib);
+            lib = build;
+            build = NULL;
+        }
+        free(probe);
+        free(build);
+        free(bprobe);
+    }
     free(dir);
     return lib;
 }
