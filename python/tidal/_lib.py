@@ -6,25 +6,24 @@ here:
 * Lib: one loaded libtidal with the prototypes of runtime/tidal.h bound. Entry points the
   library lacks (an older build) raise TidalError when called, naming the function.
 * Finding the library: the copy preloaded into the process (LD_PRELOAD=libtidal-preload.so,
-  as tidal-run sets it; found through the global symbol scope, ctypes.CDLL(None)), else an
-  explicit path (TIDAL_LIB) or libtidal.so next to tidal-ptxas (tidal.triton only).
-  launches_interposed() tells whether cuLaunchKernel in this process is libtidal's.
+  as tidal-run sets it; found through the global symbol scope, ctypes.CDLL(None)), else
+  (tidal.triton only) libtidal.so as tidal._locate finds it (TIDAL_LIB, next to tidal-ptxas,
+  the install prefix or build tree). launches_interposed() tells whether cuLaunchKernel in
+  this process is libtidal's.
 * The Triton hook: Triton's load_binary wrapped so that every module Triton loads goes
   through tidal_module_attach (its functions loaded eagerly, its __tidal_ctl pointed at a
   partition) and is counted as rewritten or not.
 """
 import ctypes
 import os
-import shutil
 import sys
 import threading
 
+from ._errors import TidalError
+from . import _locate
+
 __all__ = ["TidalError", "Lib", "SmSet", "Stats", "find_preloaded", "load_path", "launches_interposed",
            "find_ptxas", "is_tidal_ptxas", "install_triton_hook", "triton_hook_counts", "smset_bits_to_list"]
-
-
-class TidalError(RuntimeError):
-    """A libtidal call failed, or tidal cannot run here; the text says why."""
 
 
 # runtime/tidal.h status codes (names used when the library itself is not loaded)
@@ -210,25 +209,36 @@ def _global_scope():
     return ctypes.CDLL(None)
 
 
+_loaded = {}   # realpath -> Lib, for the libraries load_path() dlopen'ed
+
+
 def find_preloaded():
     """The libtidal already in the process's global symbol scope (preloaded, or linked in),
-    as a Lib; None when there is none."""
+    as a Lib; None when there is none. A library load_path() loaded (RTLD_GLOBAL, so it is in
+    that scope too) does not count: it was not preloaded."""
     g = _global_scope()
     try:
         init = g.tidal_init
     except AttributeError:
         return None
     path = symbol_file(init) or "<the process's global scope>"
+    if path in _loaded:
+        return None
     return Lib(g, path, preloaded=True)
 
 
 def load_path(path):
-    """dlopen libtidal at path (RTLD_GLOBAL) as a Lib."""
+    """dlopen libtidal at path (RTLD_GLOBAL) as a Lib (the same Lib for the same file)."""
+    real = os.path.realpath(path)
+    if real in _loaded:
+        return _loaded[real]
     try:
         dll = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
         raise TidalError("cannot load %s: %s" % (path, e)) from None
-    return Lib(dll, os.path.realpath(path), preloaded=False)
+    lib = Lib(dll, real, preloaded=False)
+    _loaded[real] = lib
+    return lib
 
 
 def launches_interposed(lib):
@@ -248,19 +258,15 @@ def launches_interposed(lib):
 # ------------------------------------------------------------------ tidal-ptxas
 
 def find_ptxas(explicit=None, lib_path=None):
-    """tidal-ptxas: explicit, else $TIDAL_PTXAS, else `tidal-ptxas` on PATH, else ../bin next
-    to the library. The first of these that is given decides (an explicit path or
-    $TIDAL_PTXAS that is not an executable file gives None, not a fallback)."""
-    for given in (explicit, os.environ.get("TIDAL_PTXAS")):
-        if given:
-            return os.path.abspath(given) if os.path.isfile(given) and os.access(given, os.X_OK) else None
-    cands = [shutil.which("tidal-ptxas")]
+    """tidal-ptxas: explicit (ptxas=), else $TIDAL_PTXAS, else ../bin next to the libtidal at
+    lib_path (the preloaded one), else TIDAL_BUILD / the install prefix / the build tree
+    (tidal._locate). An explicit path or $TIDAL_PTXAS that is not an executable file raises,
+    as does finding none (TidalError naming what was searched)."""
+    near = []
     if lib_path and os.path.isabs(lib_path):
-        cands.append(os.path.join(os.path.dirname(lib_path), "..", "bin", "tidal-ptxas"))
-    for c in cands:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    return None
+        near.append(("next to the libtidal in use, %s" % lib_path,
+                     os.path.join(os.path.dirname(lib_path), "..", "bin")))
+    return _locate.locate("ptxas", explicit=explicit, explicit_name="ptxas=", near=near)
 
 
 def is_tidal_ptxas(path):

@@ -35,7 +35,8 @@ Importing this module:
     keys tidal-ptxas's compiles have (tidal-ptxas reports ptxas's version), and load
     kernels without the rewrite;
   * sets TRITON_PTXAS_PATH to tidal-ptxas when it is unset and one is found ($TIDAL_PTXAS,
-    PATH, ../bin next to the preloaded library);
+    ../bin next to the preloaded library, $TIDAL_BUILD, the install prefix or build tree this
+    package came from; python/README.md "How the libraries are found");
   * wraps Triton's load_binary (when Triton is importable) so that every Triton module is
     checked for the rewrite; tt.stats() reports modules with and without it, and one
     without it prints a warning (TIDAL_TORCH_STRICT=1: raises instead).
@@ -51,6 +52,7 @@ import threading
 import torch
 
 from . import _lib
+from . import _locate
 from ._lib import TidalError, PLACEMENTS
 
 __all__ = ["Partition", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "PLACEMENTS"]
@@ -100,10 +102,13 @@ def _setup_ptxas(lib_path):
     cur = os.environ.get("TRITON_PTXAS_PATH")
     if cur:
         return
-    p = _lib.find_ptxas(None, lib_path)
-    if p:
-        os.environ["TRITON_PTXAS_PATH"] = p
-        _import_notes.append("TRITON_PTXAS_PATH set to %s" % p)
+    try:
+        p = _lib.find_ptxas(None, lib_path)
+    except TidalError as e:   # Partition() raises it (_problems)
+        _import_notes.append("TRITON_PTXAS_PATH not set: %s" % e)
+        return
+    os.environ["TRITON_PTXAS_PATH"] = p
+    _import_notes.append("TRITON_PTXAS_PATH set to %s" % p)
 
 
 def _on_not_rewritten(name):
@@ -160,8 +165,12 @@ def _problems(lib):
                     "launches PyTorch already resolved)" % os.environ["TIDAL_LIB"])
         if os.environ.get("TIDAL_RUN"):
             hint += " (TIDAL_RUN is set: was LD_PRELOAD dropped on the way, e.g. by a wrapper script?)"
+        try:
+            preload = "LD_PRELOAD=%s" % _locate.locate("preload")
+        except TidalError as e:
+            preload = "LD_PRELOAD=libtidal-preload.so; %s" % e
         out.append("libtidal is not preloaded in this process%s: run it under the launcher, "
-                   "`scripts/tidal-run python3 ...` (it sets LD_PRELOAD=libtidal-preload.so)" % hint)
+                   "`tidal-run python3 ...` (it sets %s)" % (hint, preload))
         return out
     env_lib = os.environ.get("TIDAL_LIB")
     if (env_lib and "preload" in os.path.basename(env_lib) and os.path.exists(env_lib)
@@ -174,10 +183,13 @@ def _problems(lib):
     if not _no_rewrite():
         px = os.environ.get("TRITON_PTXAS_PATH")
         if not px:
-            out.append("TRITON_PTXAS_PATH is not set and no tidal-ptxas was found (TIDAL_PTXAS, PATH, "
-                       "../bin next to %s): Triton kernels would compile without the rewrite; run "
-                       "under `scripts/tidal-run`, or `tidal-run --no-rewrite` to run without it"
-                       % lib.path)
+            try:
+                found = "%s was found now, but importing tidal.torch did not set it" % _lib.find_ptxas(None, lib.path)
+            except TidalError as e:
+                found = str(e)
+            out.append("TRITON_PTXAS_PATH is not set (%s): Triton kernels would compile without the "
+                       "rewrite; run under `tidal-run`, or `tidal-run --no-rewrite` to run without it"
+                       % found)
         elif not _lib.is_tidal_ptxas(px):
             out.append("TRITON_PTXAS_PATH=%s is not tidal-ptxas: Triton kernels would compile "
                        "without the rewrite (use `tidal-run --no-rewrite` to mean that)" % px)
@@ -254,6 +266,7 @@ def info():
         "triton_modules": _lib.triton_hook_counts(),
         "notes": list(_import_notes),
         "problems": _problems(lib),
+        "paths": _locate.paths(),
         "initialized": _rt is not None,
     }
     return d

@@ -19,15 +19,18 @@ What enable() does:
 For PyTorch streams on partitions (green contexts, graph capture) see tidal.torch.
 
 Paths: the preloaded libtidal when the process has one; else libtidal.so from `libtidal=`,
-$TIDAL_LIB, or ../lib next to the tidal-ptxas found; tidal-ptxas from `ptxas=`,
-$TIDAL_PTXAS, or `tidal-ptxas` on PATH. Errors raise TidalError with libtidal's message;
-nothing falls back silently.
+$TIDAL_LIB, ../lib next to the tidal-ptxas used, $TIDAL_BUILD/lib, the install prefix or
+build tree this package was installed from, or a checkout's build tree; tidal-ptxas from
+`ptxas=`, $TIDAL_PTXAS, ../bin next to the preloaded libtidal, then the same places
+(python/README.md, "How the libraries are found"). Errors raise TidalError with libtidal's
+message; nothing falls back silently.
 """
 import ctypes
 import os
 import threading
 
 from . import _lib as _lib_mod
+from . import _locate
 from ._lib import TidalError
 
 __all__ = ["enable", "stats", "TidalError"]
@@ -46,14 +49,9 @@ def _load_lib(libtidal, ptxas):
             raise TidalError("libtidal=%s, but the process already has libtidal from %s (preloaded); "
                              "drop libtidal= or the preload" % (libtidal, pre.path))
         return pre
-    cands = [libtidal, os.environ.get("TIDAL_LIB")]
-    if ptxas:
-        cands.append(os.path.join(os.path.dirname(ptxas), "..", "lib", "libtidal.so"))
-    for c in cands:
-        if c and os.path.exists(c):
-            return _lib_mod.load_path(os.path.abspath(c))
-    raise TidalError("libtidal.so not found: pass libtidal=, or set TIDAL_LIB (tried %s)"
-                     % ", ".join(str(c) for c in cands if c))
+    near = [("next to tidal-ptxas %s" % ptxas, os.path.join(os.path.dirname(ptxas), "..", "lib"))]
+    path = _locate.locate("libtidal", explicit=libtidal, explicit_name="libtidal=", near=near)
+    return _lib_mod.load_path(path)
 
 
 def _ensure_partition():
@@ -83,12 +81,7 @@ def enable(partition, libtidal=None, ptxas=None):
     global _lib, _lib_obj, _part_name
     if _lib_obj is not None:
         raise TidalError("tidal.triton.enable() was already called")
-    ptxas_path = _lib_mod.find_ptxas(ptxas)
-    if not ptxas_path:
-        raise TidalError("tidal-ptxas not found: %s" % (
-            "ptxas=%s is not an executable file" % ptxas if ptxas else
-            "TIDAL_PTXAS=%s is not an executable file" % os.environ["TIDAL_PTXAS"] if os.environ.get("TIDAL_PTXAS")
-            else "pass ptxas=, set TIDAL_PTXAS or put it on PATH"))
+    ptxas_path = _lib_mod.find_ptxas(ptxas)   # TidalError naming what was searched
     lib = _load_lib(libtidal, ptxas_path)
     os.environ["TRITON_PTXAS_PATH"] = ptxas_path
     _part_name = partition
