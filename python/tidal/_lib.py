@@ -321,22 +321,60 @@ def triton_hook_counts():
                 "not_rewritten_names": list(_hook.not_rewritten_names[:20])}
 
 
+def triton_utils():
+    """Triton's driver.active.utils (what holds load_binary); TidalError when Triton is not
+    importable or has no driver it can use (no GPU, no libcuda, no PyTorch with CUDA)."""
+    try:
+        from triton.runtime import driver
+    except ImportError as e:
+        raise TidalError("triton is not importable (%s): install triton" % e) from None
+    try:
+        return driver.active.utils
+    except Exception as e:   # Triton raises RuntimeError("0 active drivers ...") and others
+        raise TidalError("Triton has no GPU driver it can use (triton.runtime.driver.active: %s: %s): "
+                         "Triton needs a GPU and its driver here (for NVIDIA: the GPU, libcuda.so.1, "
+                         "and PyTorch with CUDA, which Triton's CUDA backend detects the GPU with)"
+                         % (type(e).__name__, e)) from None
+
+
 def install_triton_hook(lib, resolver=None, on_not_rewritten=None, utils=None):
     """Wrap Triton's load_binary once (idempotent): each module it loads is passed to
     tidal_module_attach(module, resolver() or NULL). A later call may set the resolver (a
-    partition for modules loaded from then on) and the not-rewritten callback."""
+    partition for modules loaded from then on) and the not-rewritten callback.
+
+    Returns undo(): it puts back the lib, resolver and callback from before this call, and
+    unwraps load_binary if this call wrapped it (for callers that fail after it). Nothing is
+    changed when it raises (TidalError: no Triton, or no Triton driver)."""
     with _hook.lock:
+        if not _hook.installed:
+            if utils is None:
+                utils = triton_utils()
+            try:
+                orig = utils.load_binary
+            except AttributeError:
+                raise TidalError("Triton's driver utils (%r) have no load_binary: this Triton is not one "
+                                 "tidal supports (triton 3.x)" % (utils,)) from None
+        prev = (_hook.lib, _hook.resolver, _hook.on_not_rewritten)
+        wrapped_now = not _hook.installed
+        own = wrapped_now and "load_binary" in getattr(utils, "__dict__", {})
+
+        def undo():
+            with _hook.lock:
+                _hook.lib, _hook.resolver, _hook.on_not_rewritten = prev
+                if wrapped_now and _hook.installed:
+                    if own:
+                        utils.load_binary = orig
+                    else:
+                        del utils.load_binary   # the class's method shows through again
+                    _hook.installed = False
+
         _hook.lib = lib
         if resolver is not None:
             _hook.resolver = resolver
         if on_not_rewritten is not None:
             _hook.on_not_rewritten = on_not_rewritten
-        if _hook.installed:
-            return
-        if utils is None:
-            from triton.runtime import driver
-            utils = driver.active.utils
-        orig = utils.load_binary
+        if not wrapped_now:
+            return undo
 
         def load_binary(*args, **kwargs):
             res = orig(*args, **kwargs)
@@ -362,6 +400,7 @@ def install_triton_hook(lib, resolver=None, on_not_rewritten=None, utils=None):
         load_binary._tidal_hook = True
         utils.load_binary = load_binary
         _hook.installed = True
+        return undo
 
 
 def warn(msg):

@@ -131,12 +131,14 @@ _on_not_rewritten.warned = False
 
 
 def _install_hook(lib):
+    """Install the Triton load hook; returns its undo (a no-op without Triton). TidalError
+    when Triton is importable but has no driver."""
     try:
         import triton  # noqa: F401
     except ImportError:
         _import_notes.append("triton not importable: no Triton module checks")
-        return
-    _lib.install_triton_hook(lib, on_not_rewritten=_on_not_rewritten)
+        return lambda: None
+    return _lib.install_triton_hook(lib, on_not_rewritten=_on_not_rewritten)
 
 
 def _setup_at_import():
@@ -146,7 +148,7 @@ def _setup_at_import():
     if lib is not None:
         try:
             _install_hook(lib)
-        except Exception as e:  # no usable Triton driver yet: init() tries again and raises
+        except TidalError as e:  # no usable Triton driver yet: init() tries again and raises
             _import_notes.append("Triton load hook not installed at import: %s" % e)
 
 
@@ -214,9 +216,12 @@ def _cuda_context():
     adopts the context current at tidal_init."""
     if not torch.cuda.is_available():
         raise TidalError("torch.cuda is not available (no GPU, or a CPU-only PyTorch)")
-    torch.cuda.init()
-    dev = torch.cuda.current_device()
-    torch.empty(1, device=torch.device("cuda", dev))   # the primary context exists and is current
+    try:
+        torch.cuda.init()
+        dev = torch.cuda.current_device()
+        torch.empty(1, device=torch.device("cuda", dev))   # the primary context exists and is current
+    except Exception as e:
+        raise TidalError("PyTorch could not make its CUDA context current (%s: %s)" % (type(e).__name__, e)) from None
     return dev
 
 
@@ -232,8 +237,12 @@ def init():
         if probs:
             raise TidalError("tidal.torch cannot run here:\n  - " + "\n  - ".join(probs))
         _cuda_context()
-        lib.check(lib.tidal_init(0), "tidal_init")
-        _install_hook(lib)
+        undo_hook = _install_hook(lib)
+        try:
+            lib.check(lib.tidal_init(0), "tidal_init")
+        except BaseException:
+            undo_hook()
+            raise
         _rt = lib
         return lib
 
@@ -314,9 +323,11 @@ def _cuda_driver():
     name = os.environ.get("TIDAL_LIBCUDA", "libcuda.so.1")
     try:
         cu = ctypes.CDLL(name)
+        f = cu.cuStreamDestroy_v2
     except OSError as e:
         raise TidalError("cannot load %s: %s" % (name, e)) from None
-    f = cu.cuStreamDestroy_v2
+    except AttributeError:
+        raise TidalError("%s has no cuStreamDestroy_v2: not a CUDA driver library (TIDAL_LIBCUDA)" % name) from None
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.c_void_p]
     return f
@@ -331,7 +342,10 @@ class Partition:
     libtidal joined it). Keep the Partition alive while its streams are in use."""
 
     def __init__(self, name, smset=None):
+        if not isinstance(name, str) or not name:
+            raise TidalError("partition name %r: want a non-empty string" % (name,))
         lib = init()
+        device = torch.cuda.current_device()
         h = ctypes.c_void_p()
         if smset is None:
             st = lib.tidal_partition_find(name.encode(), ctypes.byref(h))
@@ -346,7 +360,7 @@ class Partition:
         self._lib = lib
         self._h = h
         self.name = name
-        self.device = torch.cuda.current_device()
+        self.device = device
         self._streams = []      # raw CUstreams made by stream()
         self._placement = "hybrid"
         self._short_us = None
@@ -415,14 +429,15 @@ class Partition:
         else libtidal's default 20)."""
         if self._short_us is not None:
             return self._short_us
+        v = os.environ.get("TIDAL_SHORT_US", "20")
         try:
-            return int(os.environ.get("TIDAL_SHORT_US", "20"))
-        except ValueError:
-            return 20
+            return int(v)
+        except ValueError:   # libtidal refuses it at tidal_init, so this is not reached in practice
+            raise TidalError("TIDAL_SHORT_US=%s: want 0-10000000" % v) from None
 
     @short_us.setter
     def short_us(self, us):
-        us = int(us)
+        us = _to_int(us, "short_us")
         if us <= 0:
             raise TidalError("short_us must be > 0 (got %d)" % us)
         self._lib.check(self._lib.tidal_partition_set_placement(self._live(), PLACEMENTS[self._placement], us),
@@ -436,8 +451,9 @@ class Partition:
         rewritten kernels masked. priority: CUDA's (lower is higher; clamped by CUDA). The
         stream is destroyed by close()."""
         h = self._live()
+        priority = _to_int(priority, "priority")
         s = ctypes.c_void_p()
-        self._lib.check(self._lib.tidal_partition_stream(h, int(priority), ctypes.byref(s)),
+        self._lib.check(self._lib.tidal_partition_stream(h, priority, ctypes.byref(s)),
                         "tidal_partition_stream(%s)" % self.name)
         if not s.value:
             raise TidalError("tidal_partition_stream(%s) returned a NULL stream" % self.name)
@@ -475,13 +491,19 @@ class Partition:
             return
         if self._streams:
             destroy = _cuda_driver()
-            for s in self._streams:
-                torch.cuda.ExternalStream(s, device=torch.device("cuda", self.device)).synchronize()
-                self._lib.tidal_stream_bind(ctypes.c_void_p(s), None)
+            while self._streams:   # each stream leaves the list once destroyed: a retry does the rest
+                s = self._streams[0]
+                try:
+                    torch.cuda.ExternalStream(s, device=torch.device("cuda", self.device)).synchronize()
+                except Exception as e:
+                    raise TidalError("synchronizing stream %#x of partition %s: %s: %s"
+                                     % (s, self.name, type(e).__name__, e)) from None
+                self._lib.check(self._lib.tidal_stream_bind(ctypes.c_void_p(s), None),
+                                "tidal_stream_bind(%#x, NULL) of partition %s" % (s, self.name))
                 r = destroy(ctypes.c_void_p(s))
                 if r != 0:
                     raise TidalError("cuStreamDestroy(%#x) of partition %s: CUresult %d" % (s, self.name, r))
-            self._streams = []
+                self._streams.pop(0)
         self._lib.check(self._lib.tidal_partition_destroy(self._h), "tidal_partition_destroy(%s)" % self.name)
         self._closed = True
 
@@ -507,9 +529,16 @@ def _smset_text(smset):
         return smset
     try:
         ids = sorted(int(x) for x in smset)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TidalError("SM set %r: want a string like '0-65' or a list of SM ids" % (smset,)) from None
     return ",".join(str(i) for i in ids) if ids else "none"
+
+
+def _to_int(v, what):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise TidalError("%s=%r: want an integer" % (what, v)) from None
 
 
 def _stream_ptr(stream):

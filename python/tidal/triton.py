@@ -23,10 +23,12 @@ $TIDAL_LIB, ../lib next to the tidal-ptxas used, $TIDAL_BUILD/lib, the install p
 build tree this package was installed from, or a checkout's build tree; tidal-ptxas from
 `ptxas=`, $TIDAL_PTXAS, ../bin next to the preloaded libtidal, then the same places
 (python/README.md, "How the libraries are found"). Errors raise TidalError with libtidal's
-message; nothing falls back silently.
+message; nothing falls back silently. An enable() that raises changes nothing (environment,
+Triton's load_binary, this module's state), so it can be called again.
 """
 import ctypes
 import os
+import re
 import threading
 
 from . import _lib as _lib_mod
@@ -40,6 +42,10 @@ _lib = None          # its raw ctypes handle (kept for tests that call libtidal 
 _part = None         # the partition (ctypes.c_void_p) once resolved
 _part_name = None
 _part_lock = threading.Lock()
+_enable_lock = threading.Lock()
+
+# a partition name as libtidal takes it (runtime/tidal.h), optionally ":SMSET"
+_PARTITION_RE = re.compile(r"^[A-Za-z0-9_.-]{1,31}(:.+)?$")
 
 
 def _load_lib(libtidal, ptxas):
@@ -66,9 +72,11 @@ def _ensure_partition():
         name, _, smset = _part_name.partition(":")
         if smset:
             st = lib.tidal_partition_find(name.encode(), ctypes.byref(p))
-            if st != 0:
+            if st == _lib_mod.ERR_NOT_FOUND:
                 lib.check(lib.tidal_partition_create(name.encode(), smset.encode(), ctypes.byref(p)),
                           "partition %s" % _part_name)
+            else:
+                lib.check(st, "partition %s" % name)
         else:
             lib.check(lib.tidal_partition_find(name.encode(), ctypes.byref(p)),
                       "partition %s (create it with tidalctl, or pass NAME:SMSET)" % name)
@@ -76,28 +84,51 @@ def _ensure_partition():
         return _part
 
 
-def enable(partition, libtidal=None, ptxas=None):
-    """Route Triton's kernels through tidal onto `partition` (see the module doc)."""
-    global _lib, _lib_obj, _part_name
-    if _lib_obj is not None:
-        raise TidalError("tidal.triton.enable() was already called")
-    ptxas_path = _lib_mod.find_ptxas(ptxas)   # TidalError naming what was searched
-    lib = _load_lib(libtidal, ptxas_path)
-    os.environ["TRITON_PTXAS_PATH"] = ptxas_path
-    _part_name = partition
-    _lib_obj, _lib = lib, lib.dll
-    _lib_mod.install_triton_hook(lib, resolver=_ensure_partition)
-
-    # torch.compile (PyTorch >= 2.8) loads and launches Triton cubins with its own "static
-    # CUDA launcher", which never calls Triton's load_binary: turn it off so that every
-    # module goes through the hook above.
-    os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] = "0"
+def _inductor_config():
+    """torch._inductor.config, or None without PyTorch / Inductor; TidalError when importing
+    it fails otherwise."""
     try:
         import torch._inductor.config as inductor_config
-        if hasattr(inductor_config, "use_static_cuda_launcher"):
-            inductor_config.use_static_cuda_launcher = False
     except ImportError:
-        pass
+        return None
+    except Exception as e:
+        raise TidalError("importing torch._inductor.config failed (%s: %s)" % (type(e).__name__, e)) from None
+    return inductor_config
+
+
+def enable(partition, libtidal=None, ptxas=None):
+    """Route Triton's kernels through tidal onto `partition` (see the module doc). Raises
+    TidalError and leaves everything as it was when something is missing."""
+    global _lib, _lib_obj, _part_name, _part
+    with _enable_lock:
+        if _lib_obj is not None:
+            raise TidalError("tidal.triton.enable() was already called (partition %s)" % _part_name)
+        if not isinstance(partition, str) or not _PARTITION_RE.match(partition):
+            raise TidalError("enable(partition=%r): want NAME (a tidald partition) or NAME:SMSET, NAME 1-31 "
+                             "of [A-Za-z0-9_.-], SMSET like 0-65 or all" % (partition,))
+        # the steps that can fail first, each undone when a later one fails; then the
+        # environment, which cannot
+        ptxas_path = _lib_mod.find_ptxas(ptxas)
+        lib = _load_lib(libtidal, ptxas_path)
+        # set before the hook is in place: it resolves the partition from them
+        _part_name, _part, _lib_obj, _lib = partition, None, lib, lib.dll
+        try:
+            undo_hook = _lib_mod.install_triton_hook(lib, resolver=_ensure_partition)
+            try:
+                inductor_config = _inductor_config()
+            except BaseException:
+                undo_hook()
+                raise
+        except BaseException:
+            _part_name, _part, _lib_obj, _lib = None, None, None, None
+            raise
+        os.environ["TRITON_PTXAS_PATH"] = ptxas_path
+        # torch.compile (PyTorch >= 2.8) loads and launches Triton cubins with its own "static
+        # CUDA launcher", which never calls Triton's load_binary: turn it off so that every
+        # module goes through the hook above.
+        os.environ["TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER"] = "0"
+        if inductor_config is not None and hasattr(inductor_config, "use_static_cuda_launcher"):
+            inductor_config.use_static_cuda_launcher = False
 
 
 def stats():

@@ -53,14 +53,24 @@ FAKE_TORCH = {
     "torch/_inductor/__init__.py": "",
     "torch/_inductor/config.py": "use_static_cuda_launcher = True\n",
     "triton/__init__.py": "",
-    "triton/runtime/__init__.py": "",
+    # like Triton's: triton.runtime.driver is a DriverConfig whose .active raises without a
+    # GPU driver (FAKE_TRITON_NO_DRIVER=1, read at each access)
+    "triton/runtime/__init__.py": "from .driver import driver\n",
     "triton/runtime/driver.py": """
+        import os
         class _Utils:
             def load_binary(self, name, kernel, shared, device):
                 return (kernel, 0x99, 32, 0, 1024)
         class _Driver:
             utils = _Utils()
-        active = _Driver()
+        class DriverConfig:
+            _active = _Driver()
+            @property
+            def active(self):
+                if os.environ.get("FAKE_TRITON_NO_DRIVER") == "1":
+                    raise RuntimeError("0 active drivers ([]). There should only be one.")
+                return self._active
+        driver = DriverConfig()
     """,
 }
 
@@ -499,6 +509,117 @@ class TestTorch(unittest.TestCase):
         d = self._problem(env={"FAKE_TIDAL_INIT_FAIL": "1"})
         self.assertIn("tidal_init: cannot load the CUDA driver: fake (CUDA driver not available)", d["msg"])
 
+    def test_init_failure_retries_the_same(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt, tidal._lib as L
+            msgs = []
+            for i in range(2):
+                try:
+                    tt.Partition("ls", "0-65")
+                except tt.TidalError as e:
+                    msgs.append(str(e))
+            print(json.dumps({"msgs": msgs, "rt": tt._rt is not None, "hook": L._hook.installed}))
+        """, env={"FAKE_TIDAL_INIT_FAIL": "1"})
+        self.assertEqual(len(d["msgs"]), 2)
+        self.assertEqual(d["msgs"][0], d["msgs"][1])
+        self.assertIn("tidal_init: cannot load the CUDA driver", d["msgs"][0])
+        self.assertFalse(d["rt"])
+        self.assertTrue(d["hook"])    # installed at import, before init(): init()'s undo keeps it
+
+    def test_no_triton_driver_raises_tidal_error(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt
+            out = {"notes": tt.info()["notes"]}
+            try:
+                tt.Partition("ls", "0-65")
+            except Exception as e:
+                out["err"] = [type(e).__name__, str(e)]
+            print(json.dumps(out))
+        """, env={"FAKE_TRITON_NO_DRIVER": "1"})
+        self.assertTrue(any(n.startswith("Triton load hook not installed at import: Triton has no GPU driver")
+                            for n in d["notes"]), d["notes"])
+        self.assertEqual(d["err"][0], "TidalError")
+        self.assertIn("Triton has no GPU driver it can use", d["err"][1])
+
+    def test_cuda_context_failure_is_tidal_error(self):
+        d = run_py("""
+            import json
+            import torch.cuda
+            def init():
+                raise RuntimeError("CUDA error: no CUDA-capable device is detected")
+            torch.cuda.init = init
+            import tidal.torch as tt
+            out = []
+            for i in range(2):
+                try:
+                    tt.Partition("ls", "0-65")
+                except Exception as e:
+                    out.append([type(e).__name__, str(e)])
+            print(json.dumps({"errs": out, "rt": tt._rt is not None}))
+        """)
+        self.assertEqual(d["errs"][0], ["TidalError", "PyTorch could not make its CUDA context current "
+                                        "(RuntimeError: CUDA error: no CUDA-capable device is detected)"])
+        self.assertEqual(d["errs"][1], d["errs"][0])
+        self.assertFalse(d["rt"])
+
+    def test_bad_arguments_are_tidal_errors(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt
+            p = tt.Partition("ls", "0-65")
+            out = {}
+            cases = {
+                "name": lambda: tt.Partition(5, "0-1"),
+                "empty_name": lambda: tt.Partition(""),
+                "smset_values": lambda: p.set(["a", 1]),
+                "smset_type": lambda: p.set(object()),
+                "short_us": lambda: setattr(p, "short_us", "x"),
+                "priority": lambda: p.stream(priority="high"),
+                "placement": lambda: setattr(p, "placement", "sideways"),
+            }
+            for k, f in cases.items():
+                try:
+                    f()
+                    out[k] = None
+                except Exception as e:
+                    out[k] = [type(e).__name__, str(e)]
+            out["mask"] = p.mask
+            print(json.dumps(out))
+        """)
+        for k in ("name", "empty_name", "smset_values", "smset_type", "short_us", "priority", "placement"):
+            self.assertEqual(d[k][0], "TidalError", (k, d[k]))
+        self.assertEqual(d["name"][1], "partition name 5: want a non-empty string")
+        self.assertEqual(d["smset_values"][1], "SM set ['a', 1]: want a string like '0-65' or a list of SM ids")
+        self.assertEqual(d["short_us"][1], "short_us='x': want an integer")
+        self.assertEqual(d["priority"][1], "priority='high': want an integer")
+        self.assertEqual(d["mask"], "0-65")    # the failed set() calls changed nothing
+
+    def test_close_after_a_failed_destroy(self):
+        d = run_py("""
+            import ctypes, json
+            import tidal.torch as tt
+            p = tt.Partition("ls", "0-65")
+            p.stream(); p.stream()
+            out = {}
+            try:
+                p.close()
+            except tt.TidalError as e:
+                out["first"] = str(e)
+            out["closed_after_first"] = p._closed
+            out["left"] = len(p._streams)
+            p.close()
+            out["closed"] = p._closed
+            out["destroyed"] = ctypes.CDLL(None).fake_streams_destroyed()
+            print(json.dumps(out))
+        """, env={"FAKE_TIDAL_DESTROY_FAIL": "2"})   # the second stream's destroy fails
+        self.assertEqual(d["first"], "cuStreamDestroy(0x1010) of partition ls: CUresult 1")
+        self.assertFalse(d["closed_after_first"])
+        self.assertEqual(d["left"], 1)          # the failed one is still to do, the first is done
+        self.assertTrue(d["closed"])
+        self.assertEqual(d["destroyed"], 2)     # each stream destroyed once, none twice
+
     def test_not_preloaded_names_the_preload_found(self):
         d = self._problem(preload=False, env={"TIDAL_BUILD": FAKE_BUILD})
         self.assertIn("(it sets LD_PRELOAD=%s)" % os.path.join(FAKE_BUILD, "lib", "libtidal-preload.so"), d["msg"])
@@ -634,7 +755,7 @@ class TestTriton(unittest.TestCase):
         """ % (PTXAS, PTXAS))
         self.assertIn("already called", d["msg"])
 
-    # -- a failed enable() changes nothing
+    # -- a failed enable() changes nothing, and a second call fails the same way
 
     ENABLE_TWICE = """
         import json, os
@@ -660,6 +781,76 @@ class TestTriton(unittest.TestCase):
 
     def _enable_twice(self, args, after="", **kw):
         return run_py(self.ENABLE_TWICE % (args, after), **kw)
+
+    def test_enable_without_driver_raises_and_rolls_back(self):
+        args = "partition='tp:0-65', ptxas=%r" % PTXAS
+        # TRITON_PTXAS_PATH set before: kept; then unset before: stays unset
+        for before in ("/prev/ptxas", None):
+            d = self._enable_twice(args, """
+        os.environ.pop("FAKE_TRITON_NO_DRIVER")     # the driver is back: enable() works now
+        tidal.triton.enable(%s)
+        driver.active.utils.load_binary("k", 0x20, 0, 0)
+        out["after"] = {"stats": tidal.triton.stats(), "ptxas": os.environ["TRITON_PTXAS_PATH"]}""" % args,
+                                   env={"FAKE_TRITON_NO_DRIVER": "1", "TRITON_PTXAS_PATH": before})
+            c1, c2 = d["calls"]
+            self.assertEqual(c1["type"], "TidalError", c1)
+            self.assertIn("Triton has no GPU driver it can use (triton.runtime.driver.active: RuntimeError: "
+                          "0 active drivers ([]). There should only be one.)", c1["msg"])
+            self.assertEqual((c2["type"], c2["msg"]), (c1["type"], c1["msg"]))   # not "already called"
+            for c in (c1, c2):
+                self.assertEqual(c["state"], {"env": d["before"], "lib": False, "part_name": None,
+                                              "hook": [False, False, False], "preloaded": True})
+            self.assertEqual(d["before"]["TRITON_PTXAS_PATH"], before)
+            self.assertEqual(d["after"], {"stats": {"attached": 1, "not_rewritten": 0}, "ptxas": PTXAS})
+
+    def test_enable_without_preload_retries_the_same(self):
+        # libtidal loaded from TIDAL_LIB by the first call is not taken for a preloaded one
+        d = self._enable_twice("partition='tp:0-65', ptxas=%r" % PTXAS, preload=False,
+                               env={"FAKE_TRITON_NO_DRIVER": "1", "TIDAL_LIB": FAKE_SO})
+        c1, c2 = d["calls"]
+        self.assertIn("Triton has no GPU driver", c1["msg"])
+        self.assertEqual(c2["msg"], c1["msg"])
+        self.assertFalse(c2["state"]["preloaded"])
+        self.assertFalse(c2["state"]["lib"])
+
+    def test_enable_inductor_failure_unwraps_load_binary(self):
+        d = run_py("""
+            import json, os, sys
+            class Broken:   # importing torch._inductor.config fails with something not ImportError
+                def find_spec(self, name, path=None, target=None):
+                    if name == "torch._inductor.config":
+                        raise RuntimeError("inductor is broken")
+                    return None
+            sys.meta_path.insert(0, Broken())
+            import tidal.triton, tidal._lib as L
+            from triton.runtime import driver
+            out = {}
+            try:
+                tidal.triton.enable(partition="tp:0-65", ptxas=%r)
+            except tidal.triton.TidalError as e:
+                out["msg"] = str(e)
+            u = driver.active.utils
+            out["wrapped"] = hasattr(u.load_binary, "_tidal_hook")
+            out["own_attr"] = "load_binary" in vars(u)
+            out["hook"] = [L._hook.installed, L._hook.lib is not None]
+            out["env"] = [os.environ.get("TRITON_PTXAS_PATH"), os.environ.get("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER")]
+            out["lib"] = tidal.triton._lib_obj is not None
+            print(json.dumps(out))
+        """ % PTXAS, env={"TRITON_PTXAS_PATH": None})
+        self.assertEqual(d["msg"], "importing torch._inductor.config failed (RuntimeError: inductor is broken)")
+        self.assertEqual(d["wrapped"], False)
+        self.assertEqual(d["own_attr"], False)   # the class's load_binary again, not a copy
+        self.assertEqual(d["hook"], [False, False])
+        self.assertEqual(d["env"], [None, None])
+        self.assertFalse(d["lib"])
+
+    def test_enable_bad_partition(self):
+        for arg in ("5", "'bad name'", "''", "'x' * 40"):
+            d = self._enable_twice("partition=%s, ptxas=%r" % (arg, PTXAS))
+            for c in d["calls"]:
+                self.assertEqual(c["type"], "TidalError", (arg, c))
+                self.assertIn("want NAME (a tidald partition) or NAME:SMSET", c["msg"])
+                self.assertFalse(c["state"]["lib"])
 
     def test_enable_explicit_libtidal_missing_does_not_fall_back(self):
         d = self._enable_twice("partition='tp:0-65', ptxas=%r, libtidal='/nonexistent/libtidal.so'" % PTXAS,
@@ -688,6 +879,28 @@ class TestTriton(unittest.TestCase):
                                                 "(TIDAL_BUILD=%s)" % (EMPTY_BUILD, EMPTY_BUILD)), c["msg"])
             self.assertEqual(c["state"]["env"], {"TRITON_PTXAS_PATH": None,
                                                  "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": None})
+
+
+@unittest.skipUnless(os.environ.get("TIDAL_TEST_TRITON_PYTHON"),
+                     "TIDAL_TEST_TRITON_PYTHON (a python with triton 3.6, no torch; ctest passes "
+                     "TIDAL_TRITON_PYTHON) not set")
+class TestRealTriton(unittest.TestCase):
+    """tidal.triton.enable() under the real Triton without a GPU driver (no torch, no libcuda):
+    Triton's own "0 active drivers" comes as TidalError, and nothing is left set."""
+
+    def test_enable_without_driver(self):
+        d = run_py(TestTriton.ENABLE_TWICE % ("partition='tp:0-65', ptxas=%r" % PTXAS, ""), stubs=False,
+                   python=os.environ["TIDAL_TEST_TRITON_PYTHON"], env={"TRITON_PTXAS_PATH": None})
+        c1, c2 = d["calls"]
+        self.assertEqual(c1["type"], "TidalError", c1)
+        self.assertIn("Triton has no GPU driver it can use (triton.runtime.driver.active: RuntimeError: "
+                      "0 active drivers", c1["msg"])
+        self.assertEqual((c2["type"], c2["msg"]), (c1["type"], c1["msg"]))
+        for c in (c1, c2):
+            self.assertEqual(c["state"], {"env": {"TRITON_PTXAS_PATH": None,
+                                                  "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": None},
+                                          "lib": False, "part_name": None, "hook": [False, False, False],
+                                          "preloaded": True})
 
 
 if __name__ == "__main__":
