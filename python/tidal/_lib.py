@@ -6,25 +6,24 @@ here:
 * Lib: one loaded libtidal with the prototypes of runtime/tidal.h bound. Entry points the
   library lacks (an older build) raise TidalError when called, naming the function.
 * Finding the library: the copy preloaded into the process (LD_PRELOAD=libtidal-preload.so,
-  as tidal-run sets it; found through the global symbol scope, ctypes.CDLL(None)), else an
-  explicit path (TIDAL_LIB) or libtidal.so next to tidal-ptxas (tidal.triton only).
-  launches_interposed() tells whether cuLaunchKernel in this process is libtidal's.
+  as tidal-run sets it; found through the global symbol scope, ctypes.CDLL(None)), else
+  (tidal.triton only) libtidal.so as tidal._locate finds it (TIDAL_LIB, next to tidal-ptxas,
+  the install prefix or build tree). launches_interposed() tells whether cuLaunchKernel in
+  this process is libtidal's.
 * The Triton hook: Triton's load_binary wrapped so that every module Triton loads goes
   through tidal_module_attach (its functions loaded eagerly, its __tidal_ctl pointed at a
   partition) and is counted as rewritten or not.
 """
 import ctypes
 import os
-import shutil
 import sys
 import threading
 
+from ._errors import TidalError
+from . import _locate
+
 __all__ = ["TidalError", "Lib", "SmSet", "Stats", "find_preloaded", "load_path", "launches_interposed",
            "find_ptxas", "is_tidal_ptxas", "install_triton_hook", "triton_hook_counts", "smset_bits_to_list"]
-
-
-class TidalError(RuntimeError):
-    """A libtidal call failed, or tidal cannot run here; the text says why."""
 
 
 # runtime/tidal.h status codes (names used when the library itself is not loaded)
@@ -210,25 +209,36 @@ def _global_scope():
     return ctypes.CDLL(None)
 
 
+_loaded = {}   # realpath -> Lib, for the libraries load_path() dlopen'ed
+
+
 def find_preloaded():
     """The libtidal already in the process's global symbol scope (preloaded, or linked in),
-    as a Lib; None when there is none."""
+    as a Lib; None when there is none. A library load_path() loaded (RTLD_GLOBAL, so it is in
+    that scope too) does not count: it was not preloaded."""
     g = _global_scope()
     try:
         init = g.tidal_init
     except AttributeError:
         return None
     path = symbol_file(init) or "<the process's global scope>"
+    if path in _loaded:
+        return None
     return Lib(g, path, preloaded=True)
 
 
 def load_path(path):
-    """dlopen libtidal at path (RTLD_GLOBAL) as a Lib."""
+    """dlopen libtidal at path (RTLD_GLOBAL) as a Lib (the same Lib for the same file)."""
+    real = os.path.realpath(path)
+    if real in _loaded:
+        return _loaded[real]
     try:
         dll = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
         raise TidalError("cannot load %s: %s" % (path, e)) from None
-    return Lib(dll, os.path.realpath(path), preloaded=False)
+    lib = Lib(dll, real, preloaded=False)
+    _loaded[real] = lib
+    return lib
 
 
 def launches_interposed(lib):
@@ -248,19 +258,15 @@ def launches_interposed(lib):
 # ------------------------------------------------------------------ tidal-ptxas
 
 def find_ptxas(explicit=None, lib_path=None):
-    """tidal-ptxas: explicit, else $TIDAL_PTXAS, else `tidal-ptxas` on PATH, else ../bin next
-    to the library. The first of these that is given decides (an explicit path or
-    $TIDAL_PTXAS that is not an executable file gives None, not a fallback)."""
-    for given in (explicit, os.environ.get("TIDAL_PTXAS")):
-        if given:
-            return os.path.abspath(given) if os.path.isfile(given) and os.access(given, os.X_OK) else None
-    cands = [shutil.which("tidal-ptxas")]
+    """tidal-ptxas: explicit (ptxas=), else $TIDAL_PTXAS, else ../bin next to the libtidal at
+    lib_path (the preloaded one), else TIDAL_BUILD / the install prefix / the build tree
+    (tidal._locate). An explicit path or $TIDAL_PTXAS that is not an executable file raises,
+    as does finding none (TidalError naming what was searched)."""
+    near = []
     if lib_path and os.path.isabs(lib_path):
-        cands.append(os.path.join(os.path.dirname(lib_path), "..", "bin", "tidal-ptxas"))
-    for c in cands:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
-            return os.path.abspath(c)
-    return None
+        near.append(("next to the libtidal in use, %s" % lib_path,
+                     os.path.join(os.path.dirname(lib_path), "..", "bin")))
+    return _locate.locate("ptxas", explicit=explicit, explicit_name="ptxas=", near=near)
 
 
 def is_tidal_ptxas(path):
@@ -315,22 +321,60 @@ def triton_hook_counts():
                 "not_rewritten_names": list(_hook.not_rewritten_names[:20])}
 
 
+def triton_utils():
+    """Triton's driver.active.utils (what holds load_binary); TidalError when Triton is not
+    importable or has no driver it can use (no GPU, no libcuda, no PyTorch with CUDA)."""
+    try:
+        from triton.runtime import driver
+    except ImportError as e:
+        raise TidalError("triton is not importable (%s): install triton" % e) from None
+    try:
+        return driver.active.utils
+    except Exception as e:   # Triton raises RuntimeError("0 active drivers ...") and others
+        raise TidalError("Triton has no GPU driver it can use (triton.runtime.driver.active: %s: %s): "
+                         "Triton needs a GPU and its driver here (for NVIDIA: the GPU, libcuda.so.1, "
+                         "and PyTorch with CUDA, which Triton's CUDA backend detects the GPU with)"
+                         % (type(e).__name__, e)) from None
+
+
 def install_triton_hook(lib, resolver=None, on_not_rewritten=None, utils=None):
     """Wrap Triton's load_binary once (idempotent): each module it loads is passed to
     tidal_module_attach(module, resolver() or NULL). A later call may set the resolver (a
-    partition for modules loaded from then on) and the not-rewritten callback."""
+    partition for modules loaded from then on) and the not-rewritten callback.
+
+    Returns undo(): it puts back the lib, resolver and callback from before this call, and
+    unwraps load_binary if this call wrapped it (for callers that fail after it). Nothing is
+    changed when it raises (TidalError: no Triton, or no Triton driver)."""
     with _hook.lock:
+        if not _hook.installed:
+            if utils is None:
+                utils = triton_utils()
+            try:
+                orig = utils.load_binary
+            except AttributeError:
+                raise TidalError("Triton's driver utils (%r) have no load_binary: this Triton is not one "
+                                 "tidal supports (triton 3.x)" % (utils,)) from None
+        prev = (_hook.lib, _hook.resolver, _hook.on_not_rewritten)
+        wrapped_now = not _hook.installed
+        own = wrapped_now and "load_binary" in getattr(utils, "__dict__", {})
+
+        def undo():
+            with _hook.lock:
+                _hook.lib, _hook.resolver, _hook.on_not_rewritten = prev
+                if wrapped_now and _hook.installed:
+                    if own:
+                        utils.load_binary = orig
+                    else:
+                        del utils.load_binary   # the class's method shows through again
+                    _hook.installed = False
+
         _hook.lib = lib
         if resolver is not None:
             _hook.resolver = resolver
         if on_not_rewritten is not None:
             _hook.on_not_rewritten = on_not_rewritten
-        if _hook.installed:
-            return
-        if utils is None:
-            from triton.runtime import driver
-            utils = driver.active.utils
-        orig = utils.load_binary
+        if not wrapped_now:
+            return undo
 
         def load_binary(*args, **kwargs):
             res = orig(*args, **kwargs)
@@ -356,6 +400,7 @@ def install_triton_hook(lib, resolver=None, on_not_rewritten=None, utils=None):
         load_binary._tidal_hook = True
         utils.load_binary = load_binary
         _hook.installed = True
+        return undo
 
 
 def warn(msg):

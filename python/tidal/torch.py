@@ -35,7 +35,8 @@ Importing this module:
     keys tidal-ptxas's compiles have (tidal-ptxas reports ptxas's version), and load
     kernels without the rewrite;
   * sets TRITON_PTXAS_PATH to tidal-ptxas when it is unset and one is found ($TIDAL_PTXAS,
-    PATH, ../bin next to the preloaded library);
+    ../bin next to the preloaded library, $TIDAL_BUILD, the install prefix or build tree this
+    package came from; python/README.md "How the libraries are found");
   * wraps Triton's load_binary (when Triton is importable) so that every Triton module is
     checked for the rewrite; tt.stats() reports modules with and without it, and one
     without it prints a warning (TIDAL_TORCH_STRICT=1: raises instead).
@@ -51,6 +52,7 @@ import threading
 import torch
 
 from . import _lib
+from . import _locate
 from ._lib import TidalError, PLACEMENTS
 
 __all__ = ["Partition", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "PLACEMENTS"]
@@ -100,10 +102,13 @@ def _setup_ptxas(lib_path):
     cur = os.environ.get("TRITON_PTXAS_PATH")
     if cur:
         return
-    p = _lib.find_ptxas(None, lib_path)
-    if p:
-        os.environ["TRITON_PTXAS_PATH"] = p
-        _import_notes.append("TRITON_PTXAS_PATH set to %s" % p)
+    try:
+        p = _lib.find_ptxas(None, lib_path)
+    except TidalError as e:   # Partition() raises it (_problems)
+        _import_notes.append("TRITON_PTXAS_PATH not set: %s" % e)
+        return
+    os.environ["TRITON_PTXAS_PATH"] = p
+    _import_notes.append("TRITON_PTXAS_PATH set to %s" % p)
 
 
 def _on_not_rewritten(name):
@@ -126,12 +131,14 @@ _on_not_rewritten.warned = False
 
 
 def _install_hook(lib):
+    """Install the Triton load hook; returns its undo (a no-op without Triton). TidalError
+    when Triton is importable but has no driver."""
     try:
         import triton  # noqa: F401
     except ImportError:
         _import_notes.append("triton not importable: no Triton module checks")
-        return
-    _lib.install_triton_hook(lib, on_not_rewritten=_on_not_rewritten)
+        return lambda: None
+    return _lib.install_triton_hook(lib, on_not_rewritten=_on_not_rewritten)
 
 
 def _setup_at_import():
@@ -141,7 +148,7 @@ def _setup_at_import():
     if lib is not None:
         try:
             _install_hook(lib)
-        except Exception as e:  # no usable Triton driver yet: init() tries again and raises
+        except TidalError as e:  # no usable Triton driver yet: init() tries again and raises
             _import_notes.append("Triton load hook not installed at import: %s" % e)
 
 
@@ -160,8 +167,12 @@ def _problems(lib):
                     "launches PyTorch already resolved)" % os.environ["TIDAL_LIB"])
         if os.environ.get("TIDAL_RUN"):
             hint += " (TIDAL_RUN is set: was LD_PRELOAD dropped on the way, e.g. by a wrapper script?)"
+        try:
+            preload = "LD_PRELOAD=%s" % _locate.locate("preload")
+        except TidalError as e:
+            preload = "LD_PRELOAD=libtidal-preload.so; %s" % e
         out.append("libtidal is not preloaded in this process%s: run it under the launcher, "
-                   "`scripts/tidal-run python3 ...` (it sets LD_PRELOAD=libtidal-preload.so)" % hint)
+                   "`tidal-run python3 ...` (it sets %s)" % (hint, preload))
         return out
     env_lib = os.environ.get("TIDAL_LIB")
     if (env_lib and "preload" in os.path.basename(env_lib) and os.path.exists(env_lib)
@@ -174,10 +185,13 @@ def _problems(lib):
     if not _no_rewrite():
         px = os.environ.get("TRITON_PTXAS_PATH")
         if not px:
-            out.append("TRITON_PTXAS_PATH is not set and no tidal-ptxas was found (TIDAL_PTXAS, PATH, "
-                       "../bin next to %s): Triton kernels would compile without the rewrite; run "
-                       "under `scripts/tidal-run`, or `tidal-run --no-rewrite` to run without it"
-                       % lib.path)
+            try:
+                found = "%s was found now, but importing tidal.torch did not set it" % _lib.find_ptxas(None, lib.path)
+            except TidalError as e:
+                found = str(e)
+            out.append("TRITON_PTXAS_PATH is not set (%s): Triton kernels would compile without the "
+                       "rewrite; run under `tidal-run`, or `tidal-run --no-rewrite` to run without it"
+                       % found)
         elif not _lib.is_tidal_ptxas(px):
             out.append("TRITON_PTXAS_PATH=%s is not tidal-ptxas: Triton kernels would compile "
                        "without the rewrite (use `tidal-run --no-rewrite` to mean that)" % px)
@@ -202,9 +216,12 @@ def _cuda_context():
     adopts the context current at tidal_init."""
     if not torch.cuda.is_available():
         raise TidalError("torch.cuda is not available (no GPU, or a CPU-only PyTorch)")
-    torch.cuda.init()
-    dev = torch.cuda.current_device()
-    torch.empty(1, device=torch.device("cuda", dev))   # the primary context exists and is current
+    try:
+        torch.cuda.init()
+        dev = torch.cuda.current_device()
+        torch.empty(1, device=torch.device("cuda", dev))   # the primary context exists and is current
+    except Exception as e:
+        raise TidalError("PyTorch could not make its CUDA context current (%s: %s)" % (type(e).__name__, e)) from None
     return dev
 
 
@@ -220,8 +237,12 @@ def init():
         if probs:
             raise TidalError("tidal.torch cannot run here:\n  - " + "\n  - ".join(probs))
         _cuda_context()
-        lib.check(lib.tidal_init(0), "tidal_init")
-        _install_hook(lib)
+        undo_hook = _install_hook(lib)
+        try:
+            lib.check(lib.tidal_init(0), "tidal_init")
+        except BaseException:
+            undo_hook()
+            raise
         _rt = lib
         return lib
 
@@ -254,6 +275,7 @@ def info():
         "triton_modules": _lib.triton_hook_counts(),
         "notes": list(_import_notes),
         "problems": _problems(lib),
+        "paths": _locate.paths(),
         "initialized": _rt is not None,
     }
     return d
@@ -301,9 +323,11 @@ def _cuda_driver():
     name = os.environ.get("TIDAL_LIBCUDA", "libcuda.so.1")
     try:
         cu = ctypes.CDLL(name)
+        f = cu.cuStreamDestroy_v2
     except OSError as e:
         raise TidalError("cannot load %s: %s" % (name, e)) from None
-    f = cu.cuStreamDestroy_v2
+    except AttributeError:
+        raise TidalError("%s has no cuStreamDestroy_v2: not a CUDA driver library (TIDAL_LIBCUDA)" % name) from None
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.c_void_p]
     return f
@@ -318,7 +342,10 @@ class Partition:
     libtidal joined it). Keep the Partition alive while its streams are in use."""
 
     def __init__(self, name, smset=None):
+        if not isinstance(name, str) or not name:
+            raise TidalError("partition name %r: want a non-empty string" % (name,))
         lib = init()
+        device = torch.cuda.current_device()
         h = ctypes.c_void_p()
         if smset is None:
             st = lib.tidal_partition_find(name.encode(), ctypes.byref(h))
@@ -333,7 +360,7 @@ class Partition:
         self._lib = lib
         self._h = h
         self.name = name
-        self.device = torch.cuda.current_device()
+        self.device = device
         self._streams = []      # raw CUstreams made by stream()
         self._placement = "hybrid"
         self._short_us = None
@@ -402,14 +429,15 @@ class Partition:
         else libtidal's default 20)."""
         if self._short_us is not None:
             return self._short_us
+        v = os.environ.get("TIDAL_SHORT_US", "20")
         try:
-            return int(os.environ.get("TIDAL_SHORT_US", "20"))
-        except ValueError:
-            return 20
+            return int(v)
+        except ValueError:   # libtidal refuses it at tidal_init, so this is not reached in practice
+            raise TidalError("TIDAL_SHORT_US=%s: want 0-10000000" % v) from None
 
     @short_us.setter
     def short_us(self, us):
-        us = int(us)
+        us = _to_int(us, "short_us")
         if us <= 0:
             raise TidalError("short_us must be > 0 (got %d)" % us)
         self._lib.check(self._lib.tidal_partition_set_placement(self._live(), PLACEMENTS[self._placement], us),
@@ -423,8 +451,9 @@ class Partition:
         rewritten kernels masked. priority: CUDA's (lower is higher; clamped by CUDA). The
         stream is destroyed by close()."""
         h = self._live()
+        priority = _to_int(priority, "priority")
         s = ctypes.c_void_p()
-        self._lib.check(self._lib.tidal_partition_stream(h, int(priority), ctypes.byref(s)),
+        self._lib.check(self._lib.tidal_partition_stream(h, priority, ctypes.byref(s)),
                         "tidal_partition_stream(%s)" % self.name)
         if not s.value:
             raise TidalError("tidal_partition_stream(%s) returned a NULL stream" % self.name)
@@ -462,13 +491,19 @@ class Partition:
             return
         if self._streams:
             destroy = _cuda_driver()
-            for s in self._streams:
-                torch.cuda.ExternalStream(s, device=torch.device("cuda", self.device)).synchronize()
-                self._lib.tidal_stream_bind(ctypes.c_void_p(s), None)
+            while self._streams:   # each stream leaves the list once destroyed: a retry does the rest
+                s = self._streams[0]
+                try:
+                    torch.cuda.ExternalStream(s, device=torch.device("cuda", self.device)).synchronize()
+                except Exception as e:
+                    raise TidalError("synchronizing stream %#x of partition %s: %s: %s"
+                                     % (s, self.name, type(e).__name__, e)) from None
+                self._lib.check(self._lib.tidal_stream_bind(ctypes.c_void_p(s), None),
+                                "tidal_stream_bind(%#x, NULL) of partition %s" % (s, self.name))
                 r = destroy(ctypes.c_void_p(s))
                 if r != 0:
                     raise TidalError("cuStreamDestroy(%#x) of partition %s: CUresult %d" % (s, self.name, r))
-            self._streams = []
+                self._streams.pop(0)
         self._lib.check(self._lib.tidal_partition_destroy(self._h), "tidal_partition_destroy(%s)" % self.name)
         self._closed = True
 
@@ -494,9 +529,16 @@ def _smset_text(smset):
         return smset
     try:
         ids = sorted(int(x) for x in smset)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TidalError("SM set %r: want a string like '0-65' or a list of SM ids" % (smset,)) from None
     return ",".join(str(i) for i in ids) if ids else "none"
+
+
+def _to_int(v, what):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise TidalError("%s=%r: want an integer" % (what, v)) from None
 
 
 def _stream_ptr(stream):

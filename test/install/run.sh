@@ -257,19 +257,24 @@ tidal_run_env() {
 check tidal_run_paths tidal_run_env
 
 # ---- 3. Python ------------------------------------------------------------------------------
-# PYTHON STEP: `pip install` of the installed package. Its pyproject.toml and install rule
-# come with cmake/TidalPython.cmake (a separate change of issue 15); until the tree has one
-# this is reported as skipped, never as passed.
+# `pip install` of the installed package (cmake/TidalPython.cmake), offline, into a venv;
+# the copy pip makes must find this prefix's libtidal and tidal-ptxas. Debian's python3
+# (setuptools and wheel from scripts/deps.txt) builds without the network.
+PYTHON=/usr/bin/python3; [[ -x $PYTHON ]] || PYTHON=python3
 PYPROJ=$P/${dir[data]}/tidal/python/pyproject.toml
-if [[ -f $PYPROJ ]]; then
-  pip_install() {
-    python3 -m venv --system-site-packages "$TMP/venv" &&
-      "$TMP/venv/bin/python" -m pip install --no-index --no-build-isolation --no-deps "$(dirname "$PYPROJ")" &&
-      (cd / && "$TMP/venv/bin/python" -c 'import tidal, sys; print(tidal.__file__); sys.exit("venv" not in tidal.__file__)')
-  }
-  check python_pip_install pip_install
-else
-  skip python_pip_install "no pyproject.toml in the installed tree yet (cmake/TidalPython.cmake)"
-fi
+pip_install() {
+  [[ -f $PYPROJ ]] || { echo "no $PYPROJ"; return 1; }
+  "$PYTHON" -m venv --system-site-packages "$TMP/venv" &&
+    "$TMP/venv/bin/python" -m pip install -q --no-index --no-build-isolation --no-deps "$(dirname "$PYPROJ")" &&
+    (cd / && env -u TIDAL_LIB -u TIDAL_PRELOAD -u TIDAL_PTXAS -u TIDAL_BUILD "$TMP/venv/bin/python" -c '
+import sys, tidal
+prefix = sys.argv[1]
+assert "venv" in tidal.__file__, tidal.__file__
+for piece in ("libtidal", "preload", "ptxas"):
+    p = tidal.locate(piece)
+    assert p.startswith(prefix + "/"), (piece, p, prefix)
+print("tidal", tidal.__version__, "from", tidal.__file__)' "$P")
+}
+check python_pip_install pip_install
 
 finish

@@ -2,7 +2,8 @@
  * CUDA): the tidal.h entry points python/tidal uses, with partitions kept in a table, plus
  * cuLaunchKernel (so the process looks interposed) and cuStreamDestroy_v2 (tidal.torch's
  * close() loads it through TIDAL_LIBCUDA). 132 "SMs"; a set is "placed" when it is a union
- * of {2i, 2i+1} pairs. FAKE_TIDAL_INIT_FAIL=1: tidal_init fails with TIDAL_ERR_NO_DRIVER.
+ * of {2i, 2i+1} pairs. FAKE_TIDAL_INIT_FAIL=1: tidal_init fails with TIDAL_ERR_NO_DRIVER;
+ * FAKE_TIDAL_DESTROY_FAIL=N: the Nth cuStreamDestroy_v2 fails.
  *   cc -shared -fPIC fake_tidal.c -o fake_tidal.so */
 #include <stdint.h>
 #include <stdio.h>
@@ -204,4 +205,15 @@ int tidal_stats_reset(part *p) { (void)p; n_launch = 0; return 0; }
 
 /* the process looks interposed */
 int cuLaunchKernel(void) { n_launch++; return 0; }
-int cuStreamDestroy_v2(void *s) { (void)s; return 0; }
+/* FAKE_TIDAL_DESTROY_FAIL=N: the Nth call of cuStreamDestroy_v2 fails (CUDA_ERROR_INVALID_VALUE);
+ * fake_streams_destroyed() counts the calls that succeeded */
+static unsigned n_destroy_calls, n_destroyed;
+int cuStreamDestroy_v2(void *s)
+{
+    (void)s;
+    const char *f = getenv("FAKE_TIDAL_DESTROY_FAIL");
+    if (f && ++n_destroy_calls == strtoul(f, NULL, 10)) return 1;
+    n_destroyed++;
+    return 0;
+}
+unsigned fake_streams_destroyed(void) { return n_destroyed; }

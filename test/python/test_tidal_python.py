@@ -2,7 +2,9 @@
 
 libtidal is replaced by fake_tidal.c (built here with cc), preloaded like the real
 libtidal-preload.so; torch and triton by small stub packages written to a temporary
-directory. Every case runs in a fresh interpreter, since LD_PRELOAD acts at process start.
+directory. Every case runs in a fresh interpreter, since LD_PRELOAD acts at process start,
+with TIDAL_BUILD pointing at an empty directory unless it says otherwise, so that the
+checkout's own build tree (found by tidal._locate) does not leak into them.
 """
 import json
 import os
@@ -21,6 +23,8 @@ TMP = None
 FAKE_SO = None
 STUBS = None
 PTXAS = None
+EMPTY_BUILD = None   # a directory with nothing in it (the default TIDAL_BUILD of run_py)
+FAKE_BUILD = None    # lib/libtidal.so, lib/libtidal-preload.so (copies of FAKE_SO), bin/tidal-ptxas
 
 FAKE_TORCH = {
     "torch/__init__.py": """
@@ -49,20 +53,30 @@ FAKE_TORCH = {
     "torch/_inductor/__init__.py": "",
     "torch/_inductor/config.py": "use_static_cuda_launcher = True\n",
     "triton/__init__.py": "",
-    "triton/runtime/__init__.py": "",
+    # like Triton's: triton.runtime.driver is a DriverConfig whose .active raises without a
+    # GPU driver (FAKE_TRITON_NO_DRIVER=1, read at each access)
+    "triton/runtime/__init__.py": "from .driver import driver\n",
     "triton/runtime/driver.py": """
+        import os
         class _Utils:
             def load_binary(self, name, kernel, shared, device):
                 return (kernel, 0x99, 32, 0, 1024)
         class _Driver:
             utils = _Utils()
-        active = _Driver()
+        class DriverConfig:
+            _active = _Driver()
+            @property
+            def active(self):
+                if os.environ.get("FAKE_TRITON_NO_DRIVER") == "1":
+                    raise RuntimeError("0 active drivers ([]). There should only be one.")
+                return self._active
+        driver = DriverConfig()
     """,
 }
 
 
 def setUpModule():
-    global TMP, FAKE_SO, STUBS, PTXAS
+    global TMP, FAKE_SO, STUBS, PTXAS, EMPTY_BUILD, FAKE_BUILD
     cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise unittest.SkipTest("no C compiler for fake_tidal.c")
@@ -80,6 +94,20 @@ def setUpModule():
     with open(PTXAS, "w") as f:
         f.write("#!/bin/sh\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n")
     os.chmod(PTXAS, 0o755)
+    EMPTY_BUILD = os.path.join(TMP, "empty-build")
+    os.makedirs(EMPTY_BUILD)
+    FAKE_BUILD = make_fake_build(os.path.join(TMP, "fake-build"))
+
+
+def make_fake_build(d):
+    """d/lib/libtidal.so, d/lib/libtidal-preload.so (copies of the fake library) and
+    d/bin/tidal-ptxas (the fake ptxas); returns d."""
+    os.makedirs(os.path.join(d, "lib"))
+    os.makedirs(os.path.join(d, "bin"))
+    for n in ("libtidal.so", "libtidal-preload.so"):
+        shutil.copy(FAKE_SO, os.path.join(d, "lib", n))
+    shutil.copy(PTXAS, os.path.join(d, "bin", "tidal-ptxas"))
+    return d
 
 
 def tearDownModule():
@@ -87,24 +115,183 @@ def tearDownModule():
         shutil.rmtree(TMP, ignore_errors=True)
 
 
-def run_py(code, preload=True, env=None, stubs=True):
-    """Run code in a new interpreter; returns the JSON object it prints last."""
+def run_py(code, preload=True, env=None, stubs=True, pydir=None, python=None):
+    """Run code in a new interpreter (python, default this one) with pydir (default the
+    checkout's python/) on PYTHONPATH; returns the JSON object it prints last."""
     e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("TIDAL_", "TRITON_", "TORCHINDUCTOR_")) and k not in ("LD_PRELOAD", "PYTHONPATH")}
-    e["PYTHONPATH"] = (STUBS + os.pathsep if stubs else "") + PYDIR
+         if not k.startswith(("TIDAL_", "TRITON_", "TORCHINDUCTOR_", "FAKE_"))
+         and k not in ("LD_PRELOAD", "PYTHONPATH")}
+    e["PYTHONPATH"] = (STUBS + os.pathsep if stubs else "") + (pydir or PYDIR)
     e["TIDAL_LIBCUDA"] = FAKE_SO
     e["TRITON_PTXAS_PATH"] = PTXAS
+    e["TIDAL_BUILD"] = EMPTY_BUILD
     if preload:
-        e["LD_PRELOAD"] = FAKE_SO
+        e["LD_PRELOAD"] = preload if isinstance(preload, str) else FAKE_SO
     e.update(env or {})
     for k, v in list(e.items()):
         if v is None:
             del e[k]
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run([python or sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True,
+                       text=True, timeout=60, cwd=TMP)
     if r.returncode != 0:
         raise AssertionError("child failed (%d):\n%s\n%s" % (r.returncode, r.stdout, r.stderr))
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+LOCATE_SCRIPT = """
+    import json
+    import tidal
+    from tidal import _locate
+    out = {"paths": tidal.paths()}
+    try:
+        out["origins"] = [o.label for o in _locate.origins()]
+    except tidal.TidalError as e:
+        out["origins_error"] = str(e)
+    try:
+        out["version"] = tidal.__version__
+    except tidal.TidalError as e:
+        out["version_error"] = str(e)
+    print(json.dumps(out))
+"""
+
+
+def copy_package(dest_parent, config=None):
+    """A copy of python/tidal in dest_parent/tidal (with a _config.py of that text when
+    given); returns dest_parent."""
+    shutil.copytree(os.path.join(PYDIR, "tidal"), os.path.join(dest_parent, "tidal"),
+                    ignore=shutil.ignore_patterns("__pycache__", "_config.py"))
+    if config is not None:
+        with open(os.path.join(dest_parent, "tidal", "_config.py"), "w") as f:
+            f.write(textwrap.dedent(config))
+    return dest_parent
+
+
+def cmake_version():
+    import re
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        return re.search(r"project\(tidal VERSION ([0-9.]+)", f.read()).group(1)
+
+
+class TestLocate(unittest.TestCase):
+    """tidal._locate: where libtidal, libtidal-preload and tidal-ptxas are looked for, in order."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tidal-locate-", dir=TMP)
+
+    def locate(self, env=None, pydir=None):
+        return run_py(LOCATE_SCRIPT, preload=False, stubs=False, env=env, pydir=pydir)
+
+    def test_tidal_build(self):
+        d = self.locate(env={"TIDAL_BUILD": FAKE_BUILD})
+        p = d["paths"]
+        self.assertEqual(p["errors"], {})
+        self.assertEqual(p["libtidal"], os.path.join(FAKE_BUILD, "lib", "libtidal.so"))
+        self.assertEqual(p["preload"], os.path.join(FAKE_BUILD, "lib", "libtidal-preload.so"))
+        self.assertEqual(p["ptxas"], os.path.join(FAKE_BUILD, "bin", "tidal-ptxas"))
+        self.assertEqual(d["origins"], ["TIDAL_BUILD=%s" % FAKE_BUILD])
+
+    def test_tidal_build_without_the_pieces_does_not_fall_through(self):
+        d = self.locate(env={"TIDAL_BUILD": EMPTY_BUILD})
+        err = d["paths"]["errors"]
+        self.assertEqual(sorted(err), ["libtidal", "preload", "ptxas"])
+        self.assertEqual(err["libtidal"],
+                         "libtidal.so not found: searched %s/lib/libtidal.so: no such file (TIDAL_BUILD=%s). "
+                         "Set TIDAL_LIB=PATH; or build it there, or point TIDAL_BUILD at the build tree that "
+                         "has it" % (EMPTY_BUILD, EMPTY_BUILD))
+        self.assertNotIn(os.path.join(ROOT, "build"), err["ptxas"])   # the checkout's build tree is not tried
+
+    def test_env_variable_decides(self):
+        d = self.locate(env={"TIDAL_BUILD": FAKE_BUILD, "TIDAL_PTXAS": "/nonexistent/tidal-ptxas",
+                             "TIDAL_LIB": PTXAS, "TIDAL_PRELOAD": FAKE_SO})
+        p = d["paths"]
+        self.assertEqual(p["errors"]["ptxas"],
+                         "TIDAL_PTXAS=/nonexistent/tidal-ptxas is not an executable file (no such file)")
+        self.assertEqual(p["libtidal"], PTXAS)     # any file: TIDAL_LIB is taken as given
+        self.assertEqual(p["preload"], FAKE_SO)
+
+    def test_not_executable_ptxas(self):
+        b = make_fake_build(os.path.join(self.tmp, "b"))
+        os.chmod(os.path.join(b, "bin", "tidal-ptxas"), 0o644)
+        d = self.locate(env={"TIDAL_BUILD": b})
+        self.assertIn("%s/bin/tidal-ptxas: not executable" % b, d["paths"]["errors"]["ptxas"])
+
+    def test_checkout_build_tree(self):
+        # a checkout: CMakeLists.txt with project(tidal VERSION ...), python/tidal, build/
+        co = os.path.join(self.tmp, "co")
+        os.makedirs(co)
+        with open(os.path.join(co, "CMakeLists.txt"), "w") as f:
+            f.write("cmake_minimum_required(VERSION 3.25)\nproject(tidal VERSION 9.8.7 LANGUAGES C)\n")
+        copy_package(os.path.join(co, "python"))
+        make_fake_build(os.path.join(co, "build"))
+        d = self.locate(env={"TIDAL_BUILD": None}, pydir=os.path.join(co, "python"))
+        self.assertEqual(d["version"], "9.8.7")
+        self.assertEqual(d["origins"], ["the checkout's build tree %s/build" % co])
+        self.assertEqual(d["paths"]["libtidal"], os.path.join(co, "build", "lib", "libtidal.so"))
+        self.assertEqual(d["paths"]["ptxas"], os.path.join(co, "build", "bin", "tidal-ptxas"))
+        # imported through a build tree's share/tidal/python link (as tidal-run does): that tree
+        # only, even where it lacks a piece the checkout's build/ has
+        bt = os.path.join(self.tmp, "bt")
+        os.makedirs(os.path.join(bt, "share", "tidal"))
+        open(os.path.join(bt, "CMakeCache.txt"), "w").close()
+        os.symlink(os.path.join(co, "python"), os.path.join(bt, "share", "tidal", "python"))
+        os.makedirs(os.path.join(bt, "lib"))
+        shutil.copy(FAKE_SO, os.path.join(bt, "lib", "libtidal.so"))
+        d = self.locate(env={"TIDAL_BUILD": None}, pydir=os.path.join(bt, "share", "tidal", "python"))
+        self.assertEqual(d["paths"]["libtidal"], os.path.join(bt, "lib", "libtidal.so"))
+        self.assertEqual(d["paths"]["preload"], None)
+        self.assertIn("%s/lib/libtidal-preload.so: no such file (the build tree %s, this package was imported "
+                      "through its share/tidal/python)" % (bt, bt), d["paths"]["errors"]["preload"])
+        self.assertNotIn(os.path.join(co, "build"), d["paths"]["errors"]["preload"])
+
+    def test_this_checkout(self):
+        d = self.locate(env={"TIDAL_BUILD": None})
+        self.assertEqual(d["version"], cmake_version())
+        self.assertEqual(d["origins"], ["the checkout's build tree %s" % os.path.join(ROOT, "build")])
+
+    def test_installed_config(self):
+        pd = copy_package(os.path.join(self.tmp, "inst"), """
+            ORIGIN = 'install'
+            VERSION = '1.2.3'
+            ROOT = %r
+            LIBDIR = %r
+            BINDIR = %r
+        """ % (FAKE_BUILD, os.path.join(FAKE_BUILD, "lib"), os.path.join(FAKE_BUILD, "bin")))
+        d = self.locate(env={"TIDAL_BUILD": None}, pydir=pd)
+        self.assertEqual(d["version"], "1.2.3")
+        self.assertEqual(d["paths"]["libtidal"], os.path.join(FAKE_BUILD, "lib", "libtidal.so"))
+        self.assertEqual(d["origins"], ["the install prefix %s, recorded by cmake --install in %s"
+                                        % (FAKE_BUILD, os.path.join(pd, "tidal", "_config.py"))])
+        # TIDAL_BUILD comes first
+        d = self.locate(env={"TIDAL_BUILD": EMPTY_BUILD}, pydir=pd)
+        self.assertIsNone(d["paths"]["libtidal"])
+
+    def test_malformed_config(self):
+        pd = copy_package(os.path.join(self.tmp, "bad"), "ORIGIN = 'install'\nVERSION = '1'\n")
+        d = self.locate(env={"TIDAL_BUILD": None}, pydir=pd)
+        self.assertIn("_config.py is malformed (missing ROOT, LIBDIR, BINDIR): reinstall tidal",
+                      d["paths"]["errors"]["libtidal"])
+        self.assertIn("malformed", d["version_error"])
+        self.assertIn("malformed", d["origins_error"])
+
+    def test_copy_with_no_origin(self):
+        pd = copy_package(os.path.join(self.tmp, "loose"))
+        d = self.locate(env={"TIDAL_BUILD": None}, pydir=pd)
+        self.assertEqual(d["origins"], [])
+        self.assertIn("libtidal.so not found: searched nowhere. Set TIDAL_LIB=PATH; or this copy of tidal records "
+                      "no install prefix or build tree", d["paths"]["errors"]["libtidal"])
+        self.assertIn("the tidal version is unknown", d["version_error"])
+
+    def test_locate_unknown_piece(self):
+        d = run_py("""
+            import json, tidal
+            try:
+                tidal.locate("cubin")
+                msg = None
+            except tidal.TidalError as e:
+                msg = str(e)
+            print(json.dumps({"msg": msg}))
+        """, preload=False, stubs=False)
+        self.assertEqual(d["msg"], "tidal.locate('cubin'): want one of libtidal, preload, ptxas")
 
 
 class TestLib(unittest.TestCase):
@@ -280,7 +467,10 @@ class TestTorch(unittest.TestCase):
 
     def test_no_ptxas_raises_unless_no_rewrite(self):
         d = self._problem(env={"TRITON_PTXAS_PATH": None, "PATH": "/usr/bin:/bin"})
-        self.assertIn("TRITON_PTXAS_PATH is not set", d["msg"])
+        self.assertIn("TRITON_PTXAS_PATH is not set (tidal-ptxas not found: searched ", d["msg"])
+        # where it looked: next to the preloaded library, then TIDAL_BUILD (nothing after it)
+        self.assertIn(os.path.normpath(os.path.join(os.path.dirname(FAKE_SO), "..", "bin", "tidal-ptxas")), d["msg"])
+        self.assertIn(os.path.join(EMPTY_BUILD, "bin", "tidal-ptxas") + ": no such file (TIDAL_BUILD=", d["msg"])
         d = self._problem(env={"TRITON_PTXAS_PATH": None, "PATH": "/usr/bin:/bin", "TIDAL_NO_REWRITE": "1"})
         self.assertIsNone(d["msg"])
 
@@ -318,6 +508,133 @@ class TestTorch(unittest.TestCase):
     def test_init_failure_is_libtidals_message(self):
         d = self._problem(env={"FAKE_TIDAL_INIT_FAIL": "1"})
         self.assertIn("tidal_init: cannot load the CUDA driver: fake (CUDA driver not available)", d["msg"])
+
+    def test_init_failure_retries_the_same(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt, tidal._lib as L
+            msgs = []
+            for i in range(2):
+                try:
+                    tt.Partition("ls", "0-65")
+                except tt.TidalError as e:
+                    msgs.append(str(e))
+            print(json.dumps({"msgs": msgs, "rt": tt._rt is not None, "hook": L._hook.installed}))
+        """, env={"FAKE_TIDAL_INIT_FAIL": "1"})
+        self.assertEqual(len(d["msgs"]), 2)
+        self.assertEqual(d["msgs"][0], d["msgs"][1])
+        self.assertIn("tidal_init: cannot load the CUDA driver", d["msgs"][0])
+        self.assertFalse(d["rt"])
+        self.assertTrue(d["hook"])    # installed at import, before init(): init()'s undo keeps it
+
+    def test_no_triton_driver_raises_tidal_error(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt
+            out = {"notes": tt.info()["notes"]}
+            try:
+                tt.Partition("ls", "0-65")
+            except Exception as e:
+                out["err"] = [type(e).__name__, str(e)]
+            print(json.dumps(out))
+        """, env={"FAKE_TRITON_NO_DRIVER": "1"})
+        self.assertTrue(any(n.startswith("Triton load hook not installed at import: Triton has no GPU driver")
+                            for n in d["notes"]), d["notes"])
+        self.assertEqual(d["err"][0], "TidalError")
+        self.assertIn("Triton has no GPU driver it can use", d["err"][1])
+
+    def test_cuda_context_failure_is_tidal_error(self):
+        d = run_py("""
+            import json
+            import torch.cuda
+            def init():
+                raise RuntimeError("CUDA error: no CUDA-capable device is detected")
+            torch.cuda.init = init
+            import tidal.torch as tt
+            out = []
+            for i in range(2):
+                try:
+                    tt.Partition("ls", "0-65")
+                except Exception as e:
+                    out.append([type(e).__name__, str(e)])
+            print(json.dumps({"errs": out, "rt": tt._rt is not None}))
+        """)
+        self.assertEqual(d["errs"][0], ["TidalError", "PyTorch could not make its CUDA context current "
+                                        "(RuntimeError: CUDA error: no CUDA-capable device is detected)"])
+        self.assertEqual(d["errs"][1], d["errs"][0])
+        self.assertFalse(d["rt"])
+
+    def test_bad_arguments_are_tidal_errors(self):
+        d = run_py("""
+            import json
+            import tidal.torch as tt
+            p = tt.Partition("ls", "0-65")
+            out = {}
+            cases = {
+                "name": lambda: tt.Partition(5, "0-1"),
+                "empty_name": lambda: tt.Partition(""),
+                "smset_values": lambda: p.set(["a", 1]),
+                "smset_type": lambda: p.set(object()),
+                "short_us": lambda: setattr(p, "short_us", "x"),
+                "priority": lambda: p.stream(priority="high"),
+                "placement": lambda: setattr(p, "placement", "sideways"),
+            }
+            for k, f in cases.items():
+                try:
+                    f()
+                    out[k] = None
+                except Exception as e:
+                    out[k] = [type(e).__name__, str(e)]
+            out["mask"] = p.mask
+            print(json.dumps(out))
+        """)
+        for k in ("name", "empty_name", "smset_values", "smset_type", "short_us", "priority", "placement"):
+            self.assertEqual(d[k][0], "TidalError", (k, d[k]))
+        self.assertEqual(d["name"][1], "partition name 5: want a non-empty string")
+        self.assertEqual(d["smset_values"][1], "SM set ['a', 1]: want a string like '0-65' or a list of SM ids")
+        self.assertEqual(d["short_us"][1], "short_us='x': want an integer")
+        self.assertEqual(d["priority"][1], "priority='high': want an integer")
+        self.assertEqual(d["mask"], "0-65")    # the failed set() calls changed nothing
+
+    def test_close_after_a_failed_destroy(self):
+        d = run_py("""
+            import ctypes, json
+            import tidal.torch as tt
+            p = tt.Partition("ls", "0-65")
+            p.stream(); p.stream()
+            out = {}
+            try:
+                p.close()
+            except tt.TidalError as e:
+                out["first"] = str(e)
+            out["closed_after_first"] = p._closed
+            out["left"] = len(p._streams)
+            p.close()
+            out["closed"] = p._closed
+            out["destroyed"] = ctypes.CDLL(None).fake_streams_destroyed()
+            print(json.dumps(out))
+        """, env={"FAKE_TIDAL_DESTROY_FAIL": "2"})   # the second stream's destroy fails
+        self.assertEqual(d["first"], "cuStreamDestroy(0x1010) of partition ls: CUresult 1")
+        self.assertFalse(d["closed_after_first"])
+        self.assertEqual(d["left"], 1)          # the failed one is still to do, the first is done
+        self.assertTrue(d["closed"])
+        self.assertEqual(d["destroyed"], 2)     # each stream destroyed once, none twice
+
+    def test_not_preloaded_names_the_preload_found(self):
+        d = self._problem(preload=False, env={"TIDAL_BUILD": FAKE_BUILD})
+        self.assertIn("(it sets LD_PRELOAD=%s)" % os.path.join(FAKE_BUILD, "lib", "libtidal-preload.so"), d["msg"])
+        d = self._problem(preload=False)
+        self.assertIn("it sets LD_PRELOAD=libtidal-preload.so; libtidal-preload.so not found: searched %s"
+                      % os.path.join(EMPTY_BUILD, "lib", "libtidal-preload.so"), d["msg"])
+
+    def test_ptxas_next_to_the_preloaded_library(self):
+        d = run_py("""
+            import json, os
+            import tidal.torch as tt
+            print(json.dumps({"p": os.environ.get("TRITON_PTXAS_PATH"), "lib": tt.info()["library"]}))
+        """, preload=os.path.join(FAKE_BUILD, "lib", "libtidal-preload.so"), env={"TRITON_PTXAS_PATH": None})
+        self.assertEqual(d["lib"], os.path.join(FAKE_BUILD, "lib", "libtidal-preload.so"))
+        self.assertEqual(d["p"], os.path.join(FAKE_BUILD, "bin", "tidal-ptxas"))
 
     def test_info_never_raises(self):
         d = run_py("""
@@ -370,7 +687,7 @@ class TestRealLibrary(unittest.TestCase):
     libtidal's own message."""
 
     def test_real_preload(self):
-        real = os.environ["TIDAL_TEST_PRELOAD"]
+        real = os.path.abspath(os.environ["TIDAL_TEST_PRELOAD"])
         d = run_py("""
             import json
             from tidal import _lib
@@ -437,6 +754,153 @@ class TestTriton(unittest.TestCase):
             print(json.dumps({"msg": msg}))
         """ % (PTXAS, PTXAS))
         self.assertIn("already called", d["msg"])
+
+    # -- a failed enable() changes nothing, and a second call fails the same way
+
+    ENABLE_TWICE = """
+        import json, os
+        import tidal.triton, tidal._lib as L
+        from triton.runtime import driver
+        env_keys = ("TRITON_PTXAS_PATH", "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER")
+        out = {"before": {k: os.environ.get(k) for k in env_keys}, "calls": []}
+        def state():
+            return {"env": {k: os.environ.get(k) for k in env_keys},
+                    "lib": tidal.triton._lib_obj is not None, "part_name": tidal.triton._part_name,
+                    "hook": [L._hook.installed, L._hook.lib is not None, L._hook.resolver is not None],
+                    "preloaded": L.find_preloaded() is not None}
+        for i in range(2):
+            try:
+                tidal.triton.enable(%s)
+                out["calls"].append({"ok": True})
+            except Exception as e:
+                out["calls"].append({"type": type(e).__name__, "msg": str(e)})
+            out["calls"][-1]["state"] = state()
+        %s
+        print(json.dumps(out))
+    """
+
+    def _enable_twice(self, args, after="", **kw):
+        return run_py(self.ENABLE_TWICE % (args, after), **kw)
+
+    def test_enable_without_driver_raises_and_rolls_back(self):
+        args = "partition='tp:0-65', ptxas=%r" % PTXAS
+        # TRITON_PTXAS_PATH set before: kept; then unset before: stays unset
+        for before in ("/prev/ptxas", None):
+            d = self._enable_twice(args, """
+        os.environ.pop("FAKE_TRITON_NO_DRIVER")     # the driver is back: enable() works now
+        tidal.triton.enable(%s)
+        driver.active.utils.load_binary("k", 0x20, 0, 0)
+        out["after"] = {"stats": tidal.triton.stats(), "ptxas": os.environ["TRITON_PTXAS_PATH"]}""" % args,
+                                   env={"FAKE_TRITON_NO_DRIVER": "1", "TRITON_PTXAS_PATH": before})
+            c1, c2 = d["calls"]
+            self.assertEqual(c1["type"], "TidalError", c1)
+            self.assertIn("Triton has no GPU driver it can use (triton.runtime.driver.active: RuntimeError: "
+                          "0 active drivers ([]). There should only be one.)", c1["msg"])
+            self.assertEqual((c2["type"], c2["msg"]), (c1["type"], c1["msg"]))   # not "already called"
+            for c in (c1, c2):
+                self.assertEqual(c["state"], {"env": d["before"], "lib": False, "part_name": None,
+                                              "hook": [False, False, False], "preloaded": True})
+            self.assertEqual(d["before"]["TRITON_PTXAS_PATH"], before)
+            self.assertEqual(d["after"], {"stats": {"attached": 1, "not_rewritten": 0}, "ptxas": PTXAS})
+
+    def test_enable_without_preload_retries_the_same(self):
+        # libtidal loaded from TIDAL_LIB by the first call is not taken for a preloaded one
+        d = self._enable_twice("partition='tp:0-65', ptxas=%r" % PTXAS, preload=False,
+                               env={"FAKE_TRITON_NO_DRIVER": "1", "TIDAL_LIB": FAKE_SO})
+        c1, c2 = d["calls"]
+        self.assertIn("Triton has no GPU driver", c1["msg"])
+        self.assertEqual(c2["msg"], c1["msg"])
+        self.assertFalse(c2["state"]["preloaded"])
+        self.assertFalse(c2["state"]["lib"])
+
+    def test_enable_inductor_failure_unwraps_load_binary(self):
+        d = run_py("""
+            import json, os, sys
+            class Broken:   # importing torch._inductor.config fails with something not ImportError
+                def find_spec(self, name, path=None, target=None):
+                    if name == "torch._inductor.config":
+                        raise RuntimeError("inductor is broken")
+                    return None
+            sys.meta_path.insert(0, Broken())
+            import tidal.triton, tidal._lib as L
+            from triton.runtime import driver
+            out = {}
+            try:
+                tidal.triton.enable(partition="tp:0-65", ptxas=%r)
+            except tidal.triton.TidalError as e:
+                out["msg"] = str(e)
+            u = driver.active.utils
+            out["wrapped"] = hasattr(u.load_binary, "_tidal_hook")
+            out["own_attr"] = "load_binary" in vars(u)
+            out["hook"] = [L._hook.installed, L._hook.lib is not None]
+            out["env"] = [os.environ.get("TRITON_PTXAS_PATH"), os.environ.get("TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER")]
+            out["lib"] = tidal.triton._lib_obj is not None
+            print(json.dumps(out))
+        """ % PTXAS, env={"TRITON_PTXAS_PATH": None})
+        self.assertEqual(d["msg"], "importing torch._inductor.config failed (RuntimeError: inductor is broken)")
+        self.assertEqual(d["wrapped"], False)
+        self.assertEqual(d["own_attr"], False)   # the class's load_binary again, not a copy
+        self.assertEqual(d["hook"], [False, False])
+        self.assertEqual(d["env"], [None, None])
+        self.assertFalse(d["lib"])
+
+    def test_enable_bad_partition(self):
+        for arg in ("5", "'bad name'", "''", "'x' * 40"):
+            d = self._enable_twice("partition=%s, ptxas=%r" % (arg, PTXAS))
+            for c in d["calls"]:
+                self.assertEqual(c["type"], "TidalError", (arg, c))
+                self.assertIn("want NAME (a tidald partition) or NAME:SMSET", c["msg"])
+                self.assertFalse(c["state"]["lib"])
+
+    def test_enable_explicit_libtidal_missing_does_not_fall_back(self):
+        d = self._enable_twice("partition='tp:0-65', ptxas=%r, libtidal='/nonexistent/libtidal.so'" % PTXAS,
+                               preload=False, env={"TIDAL_LIB": FAKE_SO})
+        for c in d["calls"]:
+            self.assertEqual(c["msg"], "libtidal=/nonexistent/libtidal.so is not a file (no such file)")
+            self.assertEqual(c["state"]["env"], d["before"])
+
+    def test_enable_finds_libtidal_next_to_ptxas(self):
+        d = run_py("""
+            import json, os
+            import tidal.triton
+            tidal.triton.enable(partition="tp:0-65", ptxas=%r)
+            print(json.dumps({"lib": tidal.triton._lib_obj.path, "preloaded": tidal.triton._lib_obj.preloaded,
+                              "ptxas": os.environ["TRITON_PTXAS_PATH"]}))
+        """ % os.path.join(FAKE_BUILD, "bin", "tidal-ptxas"), preload=False)
+        self.assertEqual(d["lib"], os.path.realpath(os.path.join(FAKE_BUILD, "lib", "libtidal.so")))
+        self.assertFalse(d["preloaded"])
+        self.assertEqual(d["ptxas"], os.path.join(FAKE_BUILD, "bin", "tidal-ptxas"))
+
+    def test_enable_nothing_found(self):
+        d = self._enable_twice("partition='tp:0-65'", preload=False, env={"TRITON_PTXAS_PATH": None})
+        for c in d["calls"]:
+            self.assertEqual(c["type"], "TidalError")
+            self.assertTrue(c["msg"].startswith("tidal-ptxas not found: searched %s/bin/tidal-ptxas: no such file "
+                                                "(TIDAL_BUILD=%s)" % (EMPTY_BUILD, EMPTY_BUILD)), c["msg"])
+            self.assertEqual(c["state"]["env"], {"TRITON_PTXAS_PATH": None,
+                                                 "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": None})
+
+
+@unittest.skipUnless(os.environ.get("TIDAL_TEST_TRITON_PYTHON"),
+                     "TIDAL_TEST_TRITON_PYTHON (a python with triton 3.6, no torch; ctest passes "
+                     "TIDAL_TRITON_PYTHON) not set")
+class TestRealTriton(unittest.TestCase):
+    """tidal.triton.enable() under the real Triton without a GPU driver (no torch, no libcuda):
+    Triton's own "0 active drivers" comes as TidalError, and nothing is left set."""
+
+    def test_enable_without_driver(self):
+        d = run_py(TestTriton.ENABLE_TWICE % ("partition='tp:0-65', ptxas=%r" % PTXAS, ""), stubs=False,
+                   python=os.environ["TIDAL_TEST_TRITON_PYTHON"], env={"TRITON_PTXAS_PATH": None})
+        c1, c2 = d["calls"]
+        self.assertEqual(c1["type"], "TidalError", c1)
+        self.assertIn("Triton has no GPU driver it can use (triton.runtime.driver.active: RuntimeError: "
+                      "0 active drivers", c1["msg"])
+        self.assertEqual((c2["type"], c2["msg"]), (c1["type"], c1["msg"]))
+        for c in (c1, c2):
+            self.assertEqual(c["state"], {"env": {"TRITON_PTXAS_PATH": None,
+                                                  "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": None},
+                                          "lib": False, "part_name": None, "hook": [False, False, False],
+                                          "preloaded": True})
 
 
 if __name__ == "__main__":
