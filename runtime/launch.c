@@ -74,12 +74,14 @@ static CUfunction as_function(CUfunction f)
 static void fn_classify(rt_fn *e)
 {
     e->kind = FN_UNKNOWN;
+    e->mod_ix = -1;
     CUmodule mod;
     CUfunction fn = as_function(e->f);
     e->fn = fn;
     if (rt.cu->FuncGetModule(&mod, fn) != CUDA_SUCCESS) return;
     rt_module *m = rt_module_get(mod);
     if (!m || !m->rewritten) return;
+    e->mod_ix = (int)(m - rt.modules);
     const char *name = NULL;
     if (rt.cu->FuncGetName(&name, fn) != CUDA_SUCCESS || !name) return;
     size_t n = strlen(name), sl = strlen(TIDAL_RESHAPED_SUFFIX);
@@ -481,7 +483,10 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     }
     CUstream s = rt_norm_stream(q->stream, q->ptsz);
     rt_stream_binding *b = rt_stream_get(s, 0);
-    struct tidal_part *p = b && b->part ? b->part : rt.default_part;
+    /* the stream's partition, else the one its module is attached to (tidal.triton,
+     * tidal_module_attach), else the process default */
+    struct tidal_part *mp = e->mod_ix >= 0 ? rt.modules[e->mod_ix].ctl : NULL;
+    struct tidal_part *p = b && b->part ? b->part : mp ? mp : rt.default_part;
     uint64_t logical = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2];
     int threads = (int)(q->block[0] * q->block[1] * q->block[2]);
     if (!p || logical == 0 || logical >= TIDAL_MAX_LOGICAL || mirror_smem(e, q->smem) != 0) {

@@ -104,6 +104,8 @@ typedef struct rt_fn {
     int occ_threads, occ;  /* occupancy cache (clone, last block size, smem) */
     unsigned occ_smem;
     int smem_limit;        /* dynamic smem the clone is allowed (mirrors the original) */
+    int mod_ix;            /* its module in rt.modules (-1: none); the module's attached
+                              partition places launches from streams bound to none */
     size_t *poff, *psize;  /* the original's parameter offsets and sizes (nparams each) */
     rt_duration dur[TIDAL_FN_SAMPLES];
 } rt_fn;

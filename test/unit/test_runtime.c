@@ -551,6 +551,19 @@ static void test_module_attach(void **state)
     assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);   /* idempotent */
     assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_ERR_BUSY);
     assert_int_equal(tidal_partition_destroy(a), TIDAL_ERR_BUSY);
+    /* a kernel of the attached module, launched on a stream bound to no partition, obeys
+     * the module's partition: its original entry is verbatim, so as the clone */
+    {
+        uint64_t a0 = 0;
+        int a1 = 0;
+        void *params[] = {&a0, &a1};
+        tidal_stats s0, s1;
+        tidal_stats_get(NULL, &s0);
+        assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, (CUstream)0x5a, params, NULL), CUDA_SUCCESS);
+        assert_ptr_equal(last.f, &fkc);
+        tidal_stats_get(NULL, &s1);
+        assert_int_equal(s1.launches_rewritten - s0.launches_rewritten, 1);
+    }
 
     /* statistics read the device counters */
     uint64_t *hist = (uint64_t *)(uintptr_t)dp->sm_blocks;
