@@ -70,6 +70,12 @@ def config():
         raise TidalError("%s is malformed (%s): reinstall tidal"
                          % (path, "missing " + ", ".join(missing) if missing else "ORIGIN=%r" % ns["ORIGIN"]))
     cfg = {k: ns[k] for k in CONFIG_FIELDS}
+    # cmake --install writes the prefix's directories relative to this file (a moved prefix
+    # keeps working); pip makes them absolute in the copy it installs
+    here = os.path.dirname(path)
+    for k in ("ROOT", "LIBDIR", "BINDIR"):
+        if not os.path.isabs(cfg[k]):
+            cfg[k] = os.path.normpath(os.path.join(here, cfg[k]))
     cfg["SOURCE"] = ns.get("SOURCE")
     cfg["path"] = path
     _config_cache.append(cfg)
