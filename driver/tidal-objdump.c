@@ -17,6 +17,10 @@
 #include <string.h>
 #include <zstd.h>
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 #define EM_CUDA_MACHINE 190
 #define STO_CUDA_ENTRY 0x10
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -40,6 +44,7 @@ static const char usage_text[] =
     "options:\n"
     "  --extract-ptx DIR  write every PTX image to DIR/FILE.N.ptx (N: image index)\n"
     "  --help             show this help\n"
+    "  --version          show the version\n"
     "\n"
     "exit status: 0 success, 1 unreadable or malformed input, 2 usage error.\n";
 
@@ -312,6 +317,10 @@ int main(int argc, char **argv) {
     for (; first < argc; first++) {
         if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
             fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(argv[first], "--version")) {
+            puts("tidal-objdump (tidal) " TIDAL_VERSION);
+            puts("recognises the rewrite by " TIDAL_MARKER_SYMBOL " and NAME" TIDAL_RESHAPED_SUFFIX);
             return 0;
         } else if (!strcmp(argv[first], "--extract-ptx")) {
             if (first + 1 >= argc) {

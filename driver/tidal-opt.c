@@ -20,6 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
 
 /* Reports of the tidal pass, printed after the pipeline with --report. */
@@ -205,7 +209,8 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
-            puts("tidal-opt 0.1 (PTX ISA up to 9.0)");
+            puts("tidal-opt (tidal) " TIDAL_VERSION);
+            puts("PTX ISA up to 9.0");
             printf("cubin backends: %snvJitLink (loaded at run time), ptxas (executable)\n",
                    tidal_cubin_have_nvptxcompiler() ? "libnvptxcompiler (linked in), " : "");
             return 0;

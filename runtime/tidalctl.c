@@ -16,6 +16,10 @@
 
 #include "control_proto.h"
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
 #define EXIT_UNAVAILABLE 69 /* EX_UNAVAILABLE */
@@ -43,6 +47,7 @@ static void help(void)
         "\n"
         "SYNOPSIS\n"
         "    tidalctl [--socket PATH] [--json] [--timeout MS] COMMAND [ARGS]\n"
+        "    tidalctl --help | --version\n"
         "\n"
         "    tidalctl list                      partitions: name, SMs, SM count, generation\n"
         "    tidalctl create NAME SMSET         new partition\n"
@@ -68,6 +73,7 @@ static void help(void)
         "    --json          JSON output for list, tenants and hist\n"
         "    --timeout MS    how long to wait for tidald's answer (default 5000)\n"
         "    --help          this text\n"
+        "    --version       show the version\n"
         "\n"
         "ENVIRONMENT\n"
         "    TIDAL_SOCKET    the socket; else $XDG_RUNTIME_DIR/tidal/tidald.sock when\n"
@@ -332,11 +338,12 @@ static void cmd_hist(const lines *l, const char *name)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS };
+    enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS, OPT_VERSION };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, OPT_SOCKET}, {"json", no_argument, NULL, OPT_JSON},
         {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"help", no_argument, NULL, OPT_HELP},
-        {"stats", no_argument, NULL, OPT_STATS},         {NULL, 0, NULL, 0},
+        {"stats", no_argument, NULL, OPT_STATS},         {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
     };
     char sock[TIDAL_SOCKET_PATH_MAX];
     const char *sock_opt = NULL;
@@ -355,6 +362,7 @@ int main(int argc, char **argv)
         }
         case 'h':
         case OPT_HELP: help(); return 0;
+        case OPT_VERSION: printf("tidalctl (tidal) %s\n", TIDAL_VERSION); return 0;
         default: die(EXIT_USAGE, "bad option");
         }
     }

@@ -23,6 +23,10 @@
 
 #include "tidald_internal.h"
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 static const char *g_prog = "tidald";
 
 void logmsg(const char *fmt, ...)
@@ -242,13 +246,13 @@ static void accept_conns(void)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN };
+    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN, OPT_VERSION };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, OPT_SOCKET}, {"shm", required_argument, NULL, OPT_SHM},
         {"group", required_argument, NULL, OPT_GROUP},   {"reset", no_argument, NULL, OPT_RESET},
         {"foreground", no_argument, NULL, OPT_FG},       {"help", no_argument, NULL, OPT_HELP},
         {"stats-timeout", required_argument, NULL, OPT_STATS}, {"spin", no_argument, NULL, OPT_SPIN},
-        {NULL, 0, NULL, 0},
+        {"version", no_argument, NULL, OPT_VERSION},           {NULL, 0, NULL, 0},
     };
     const char *sock = NULL, *shm = NULL;
     D.stats_ms = TIDAL_PROTO_STATS_MS;
@@ -274,6 +278,10 @@ int main(int argc, char **argv)
         }
         case 'h':
         case OPT_HELP: help(); return 0;
+        case OPT_VERSION:
+            printf("tidald (tidal) %s\nshared-memory layout version %u, at most %u partitions\n", TIDAL_VERSION,
+                   (unsigned)TIDAL_SHM_VERSION, (unsigned)TIDAL_SHM_MAX_PARTS);
+            return 0;
         default: usage_short(stderr); return 2;
         }
     }

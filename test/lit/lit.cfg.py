@@ -84,6 +84,7 @@ else:
     config.substitutions.append(("%corpus_build", config.corpus_build_dir))
     config.substitutions.append(("%corpus_src", config.corpus_src_dir))
     config.substitutions.append(("%srcroot", config.tidal_src_root))
+    config.substitutions.append(("%tidal_version", config.tidal_version))
 
     # tidal-nvcc (test/lit/nvcc): the real nvcc sits next to ptxas; the
     # runtime libraries (libtidal.a, libtidal_cudart.a) are in <build>/lib once
