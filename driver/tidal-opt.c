@@ -74,8 +74,9 @@ static const char usage_text[] =
     "                     cfg    basic blocks, predecessors and successors per function\n"
     "  --report[=FMT]   after the passes, list every kernel the tidal pass saw: rewritten\n"
     "                   or refused with the reason, and registers added. FMT is text\n"
-    "                   (default) or json. Goes to standard output, or to standard\n"
-    "                   error when the PTX itself goes to standard output.\n"
+    "                   (default) or json. Goes to standard error when the PTX goes to\n"
+    "                   standard output (no -o, or -o -), else to standard output:\n"
+    "                   standard output never mixes PTX and report.\n"
     "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
     "                   sm_90a) instead of PTX to the -o file, compiled by the first of:\n"
     "                   libnvptxcompiler in process (when this build linked it: see\n"
@@ -184,7 +185,6 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
         }
     }
     if (!rc && stats) tidal_llvm_stats(lm, stdout);
-    if (!out && !stats && !report) out = "-";
     if (!rc && out && tidal_llvm_write(lm, out, emit && !strcmp(emit, "bc"))) {
         fprintf(stderr, "tidal-opt: cannot write '%s': %s\n", out, strerror(errno));
         rc = 1;
@@ -277,7 +277,9 @@ int main(int argc, char **argv) {
     }
     if (!in) return usage_error("no input file%s", "");
     if (cubin && !out) return usage_error("--cubin needs -o FILE%s", "");
-    if (!out && !stats && !dump_cfg && !report) out = "-";
+    /* The PTX goes to standard output unless -o names a file or only reports were
+     * asked for (--stats, -d); --report then goes to standard error. */
+    if (!out && !stats && !dump_cfg) out = "-";
 
     size_t len;
     char *src = ptx_read_file(in, &len);
