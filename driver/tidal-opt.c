@@ -304,6 +304,14 @@ int main(int argc, char **argv) {
         ptx_diag_print(&d, stderr);
         return 1;
     }
+    if (m->ntoks == 0) { /* no token: nothing but whitespace and comments */
+        fprintf(stderr,
+                "%s:1:1: error: no PTX in the input (it is empty or holds only whitespace and comments); "
+                "a PTX module starts with .version\n",
+                name);
+        ptx_module_free(m);
+        return 1;
+    }
     int rc = 0;
     for (size_t i = 0; i < npipe && !rc; i++)
         if (pipeline[i]->run(m, &d)) rc = 1;
