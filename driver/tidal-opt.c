@@ -315,6 +315,11 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (size_t i = 0; i < npipe && !rc; i++)
         if (pipeline[i]->run(m, &d)) rc = 1;
+    /* LLVM IR lowered to PTX (--emit=ptx): the report names the .ll/.bc, but its line
+     * numbers are of the lowered PTX */
+    for (unsigned i = 0; is_ir && i < ntidal_reports; i++)
+        tidal_reports[i].note = "lowered to PTX by NVPTX; line numbers are of that PTX, which tidal-opt "
+                                "--emit=ptx without -p prints";
     if (!rc && report) {
         FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
         for (unsigned i = 0; i < ntidal_reports; i++) {
