@@ -93,6 +93,8 @@ else:
     if _nvcc and os.access(_nvcc, os.X_OK):
         config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", _nvcc or "false"))
+    config.substitutions.append(("%fatbinary", os.path.join(os.path.dirname(_nvcc), "fatbinary")
+                                 if _nvcc else "false"))
     # the toolkit's libraries (cudart_static), next to nvcc's bin/
     config.substitutions.append(("%cudalib", os.path.join(os.path.dirname(os.path.dirname(_nvcc)), "lib64")
                                  if _nvcc else "/nonexistent"))
