@@ -331,22 +331,26 @@ int main(int argc, char **argv)
     sigaddset(&block, SIGINT);
     sigprocmask(SIG_BLOCK, &block, &orig); /* delivered only inside ppoll */
 
-    /* the socket check first: a running tidald must not see its segment touched */
-    struct stat st;
-    if (lstat(D.socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && daemon_answers(D.socket_path)) {
-        logmsg("another tidald answers on %s; not starting", D.socket_path);
-        return 1;
-    }
-    if (open_shm() != 0) return 1;
-    if (open_socket() != 0) {
-        atomic_store(&D.shm->h.daemon_pid, 0);
+    /* The socket first (another tidald answering there, a path that is no socket, a
+     * directory that cannot be made, bind): a running tidald must not see its segment
+     * touched, and a tidald that cannot listen must not leave a segment behind. Each
+     * step removes what it made when it fails; a failed start removes what the earlier
+     * steps made (a resumed segment stays, with daemon_pid cleared). */
+    if (open_socket() != 0) return 1;
+    if (open_shm() != 0) {
+        close_socket(1);
         return 1;
     }
     logmsg("listening on %s (pid %d, shm %s, generation %" PRIu32 ")", D.socket_path, (int)getpid(), D.shm_name,
            tidal_shm_generation(D.shm));
 
     struct pollfd *pfd = calloc(MAX_CONNS + 1, sizeof *pfd);
-    if (!pfd) return 1;
+    if (!pfd) {
+        logmsg("out of memory");
+        close_socket(1);
+        close_shm(1);
+        return 1;
+    }
     while (!g_stop) {
         int timeout = -1;
         if (D.colls) {
@@ -403,10 +407,7 @@ int main(int argc, char **argv)
     while (D.colls) check_collections(1);
     for (unsigned i = 0; i < D.nconns; i++) flush_out(D.conns[i]);
     while (D.nconns) close_conn(D.nconns - 1);
-    if (lstat(D.socket_path, &st) == 0 && st.st_dev == D.sock_dev && st.st_ino == D.sock_ino) unlink(D.socket_path);
-    close(D.listen_fd);
-    atomic_store(&D.shm->h.daemon_pid, 0);
-    munmap(D.shm, TIDAL_SHM_SIZE);
-    close(D.shm_fd);
+    close_socket(0); /* the segment stays: tenants keep their masks, the next tidald resumes */
+    close_shm(0);
     return 0;
 }
