@@ -62,7 +62,8 @@ static void help(void)
         "    Partitions live in tidald and are seen by every process using libtidal (tenants);\n"
         "    `set` reaches running kernels within microseconds. NAME is 1..31 characters of\n"
         "    [A-Za-z0-9_.-]. SMSET is \"0-47,64,100-131\", \"all\" or \"none\" (quote it if it\n"
-        "    contains spaces). SM ids are checked against 256: tidald does not know the GPU's\n"
+        "    contains spaces); an empty SMSET is an error: no SMs is spelled \"none\".\n"
+        "    SM ids are checked against 256: tidald does not know the GPU's\n"
         "    SM count; \"all\" means 0-255 and each tenant clips masks to its own device.\n"
         "    `hist` and `tenants --stats` ask every tenant for its counters and wait at most\n"
         "    tidald's --stats-timeout (300 ms); tenants that do not answer are listed as\n"
@@ -399,6 +400,11 @@ int main(int argc, char **argv)
         tidal_smset set;
         int all = 0;
         size_t pos = 0;
+        /* libtidal reads "" as no SMs; here it is almost always an unset shell variable
+         * (tidalctl set ls "$SMS"), so emptying a partition takes the word "none" */
+        if (!args[1][strspn(args[1], " \t")])
+            die(EXIT_REFUSED, "empty SM set '%s' (give SM ids such as 0-47,64, \"all\", or \"none\" for no SMs)",
+                args[1]);
         if (tidal_smset_parse(args[1], &set, &all, &pos) != TIDAL_OK)
             die(EXIT_REFUSED, "bad SM set '%s' at offset %zu (SM ids 0..255, e.g. 0-47,64 | all | none)", args[1], pos);
         char canon[1100];

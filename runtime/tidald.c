@@ -146,7 +146,12 @@ static void handle_line(conn *c, const char *line)
         else
             do_tenants_plain(c);
         break;
-    case TIDAL_REQ_HIST: start_collection(c, &r); break;
+    case TIDAL_REQ_HIST: /* like set and destroy: only tidald's partitions have a histogram */
+        if (part_exists(r.name))
+            start_collection(c, &r);
+        else
+            outf(c, "error: no such partition: %s\nend\n", r.name);
+        break;
     case TIDAL_REQ_TENANT:
         c->tenant = 1;
         c->pid = r.pid;

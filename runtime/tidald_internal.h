@@ -100,6 +100,7 @@ void process_input(conn *c);
 
 /* tidald_parts.c: partition requests (create/set/destroy/list/tenants) */
 uint64_t realtime_ns(void);
+int part_exists(const char *name);
 void do_create_set(conn *c, const tidal_req *r);
 void do_destroy(conn *c, const tidal_req *r);
 void do_list(conn *c);

@@ -133,6 +133,16 @@ check err_destroy_missing expect_exit 1 'no such partition' "$CTL" destroy nope
 check err_sm_256 expect_exit 1 'bad SM set' "$CTL" create x 0-256
 check err_sm_reversed expect_exit 1 'bad SM set' "$CTL" create x 9-3
 check err_sm_garbage expect_exit 1 'bad SM set' "$CTL" set ls 'abc'
+# an empty SM set (an unset variable) does not empty a partition; "none" does
+check err_sm_empty expect_exit 1 "empty SM set ''" "$CTL" set ls ''
+check err_sm_blank expect_exit 1 'empty SM set' "$CTL" set ls '  '
+check err_sm_empty_create expect_exit 1 'empty SM set' "$CTL" create x ''
+check sm_empty_kept expect_exit 0 'ls +0-47 +48' "$CTL" list
+check sm_none_explicit expect_exit 0 'set ls none' "$CTL" set ls none
+check sm_none_restored expect_exit 0 'set ls 0-47' "$CTL" set ls 0-47
+# hist of a partition tidald does not have: refused like set and destroy
+check err_hist_missing expect_exit 1 'tidalctl: error: no such partition: nope' "$CTL" hist nope
+check err_hist_missing_json expect_exit 1 'no such partition: nope' "$CTL" --json hist nope
 check err_bad_name expect_exit 1 'bad partition name' "$CTL" create 'bad name!' 1
 check err_long_name expect_exit 1 'bad partition name' "$CTL" create aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1
 check usage_unknown_cmd expect_exit 2 'unknown command' "$CTL" frob
