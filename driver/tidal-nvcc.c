@@ -21,6 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 static const char *const wraps[] = {
     "-Xlinker", "--wrap=cudaLaunchKernel",    "-Xlinker", "--wrap=cudaLaunchKernel_ptsz",
     "-Xlinker", "--wrap=cudaLaunchKernelExC", "-Xlinker", "--wrap=cudaLaunchKernelExC_ptsz",
@@ -29,7 +33,7 @@ static const char *const wraps[] = {
 };
 
 typedef struct opts {
-    bool off, help, no_runtime;
+    bool off, help, no_runtime, version;
     const char *report, *runtime;
 } opts;
 
@@ -177,6 +181,8 @@ int main(int argc, char **argv) {
             fputs(nvcc_help_text, stdout);
             free(args);
             return 0;
+        } else if (!strcmp(a, "--tidal-version")) {
+            o.version = true;
         } else if (!strcmp(a, "--tidal-off")) {
             o.off = true;
         } else if (!strcmp(a, "--tidal-case-b")) {
@@ -196,11 +202,26 @@ int main(int argc, char **argv) {
             args[n++] = argv[i];
         }
     }
+    /* --version stays nvcc's own, byte for byte: CMake's compiler detection matches
+     * "nvcc: NVIDIA (R) Cuda compiler driver" and the first "V<major>.<minor>.<patch>"
+     * in it, other build systems "release N.M"; tidal's version has its own flag. */
+    if (o.version) {
+        printf("tidal-nvcc (tidal) %s\n", TIDAL_VERSION);
+        fflush(stdout);
+    }
     const char *why = NULL;
     char *real = nvcc_find_real(&why);
     if (!real) {
         fprintf(stderr, "tidal-nvcc: error: cannot find the real nvcc: %s\n", why);
         free(args);
+        return 1;
+    }
+    if (o.version) {
+        printf("wraps %s, whose --version follows:\n", real);
+        fflush(stdout);
+        char *vargs[] = {real, "--version", NULL};
+        execv(real, vargs);
+        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
         return 1;
     }
     if (o.off) {

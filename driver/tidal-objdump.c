@@ -17,6 +17,10 @@
 #include <string.h>
 #include <zstd.h>
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 #define EM_CUDA_MACHINE 190
 #define STO_CUDA_ENTRY 0x10
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -25,6 +29,22 @@
 #define FATBIN_KIND_LTOIR 8
 #define FATBIN_FLAG_LZ4 0x2000u
 #define FATBIN_FLAG_ZSTD 0x8000u
+/* entry flags of an arch-specific (sm_90a) and a family-specific (sm_100f) image, as
+ * fatbinary 13 writes them */
+#define FATBIN_FLAG_ARCH_SPECIFIC 0x100000u
+#define FATBIN_FLAG_FAMILY_SPECIFIC 0x200000u
+
+/* CUDA ELF e_flags (LLVM's BinaryFormat/ELF.h): OS/ABI 0x33 (v1) keeps the SM in bits
+ * 0-7 and sets 0x800 for sm_90a; OS/ABI 0x41 (v2, CUDA 12.8+) keeps it in bits 8-15 and
+ * sets 0x8 for an 'a' target. */
+#define ELFOSABI_CUDA_V1 0x33
+#define ELFOSABI_CUDA_V2 0x41
+#define EF_CUDA_ACCELERATORS_V1 0x800u
+#define EF_CUDA_ACCELERATORS_V2 0x8u
+/* .nv.compat: records of u8 format, u8 attribute, u16 value (format 4: size, then that
+ * many bytes). ptxas 13.0 leaves e_flags' 'a' bit clear and records an arch-specific
+ * target (sm_90a, sm_100a, sm_120a) as attribute 9 = 1 (0 for sm_90, sm_100f, sm_120). */
+#define NV_COMPAT_ARCH_SPECIFIC 9
 
 static const char usage_text[] =
     "usage: tidal-objdump [--extract-ptx DIR] FILE...\n"
@@ -40,6 +60,7 @@ static const char usage_text[] =
     "options:\n"
     "  --extract-ptx DIR  write every PTX image to DIR/FILE.N.ptx (N: image index)\n"
     "  --help             show this help\n"
+    "  --version          show the version\n"
     "\n"
     "exit status: 0 success, 1 unreadable or malformed input, 2 usage error.\n";
 
@@ -75,17 +96,116 @@ static void print_kernels(char **names, size_t n, bool marker) {
     printf("      (%zu kernels, %zu rewritten)\n", kernels, rewritten);
 }
 
-static void cubin_report(ctx *c, const char *data, size_t size, const char *where) {
+/* Checks that the ELF header, program and section header tables and every section's
+ * bytes lie inside the `size` bytes of the file (libelf reads a truncated file without
+ * complaint, its sections just vanish). Returns 0, or -1 with the problem in `why`. */
+static int elf_check_bounds(Elf *e, size_t size, char *why, size_t n) {
+    GElf_Ehdr eh;
+    size_t shnum, shstrndx;
+    if (!gelf_getehdr(e, &eh)) {
+        snprintf(why, n, "%s", elf_errmsg(-1));
+        return -1;
+    }
+    /* the header's own counts: libelf reports no sections at all when their table is cut */
+    if (eh.e_shoff && (eh.e_shoff > size || eh.e_shentsize > size - eh.e_shoff)) {
+        snprintf(why, n, "the section headers (offset %llu) start past the end of the file",
+                 (unsigned long long)eh.e_shoff);
+        return -1;
+    }
+    if (elf_getshdrnum(e, &shnum) || elf_getshdrstrndx(e, &shstrndx)) {
+        snprintf(why, n, "%s", elf_errmsg(-1));
+        return -1;
+    }
+    if (eh.e_shnum && shnum != eh.e_shnum) shnum = eh.e_shnum;
+    if (eh.e_phnum && (eh.e_phoff > size || (uint64_t)eh.e_phnum * eh.e_phentsize > size - eh.e_phoff)) {
+        snprintf(why, n, "the program headers (offset %llu, %u of %u bytes) end past the end of the file",
+                 (unsigned long long)eh.e_phoff, (unsigned)eh.e_phnum, (unsigned)eh.e_phentsize);
+        return -1;
+    }
+    if (shnum && (eh.e_shoff > size || (uint64_t)shnum * eh.e_shentsize > size - eh.e_shoff)) {
+        snprintf(why, n, "the section headers (offset %llu, %zu of %u bytes) end past the end of the file",
+                 (unsigned long long)eh.e_shoff, shnum, (unsigned)eh.e_shentsize);
+        return -1;
+    }
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh)) {
+            snprintf(why, n, "%s", elf_errmsg(-1));
+            return -1;
+        }
+        if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL) continue;
+        if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
+            const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+            snprintf(why, n, "section %s (offset %llu, %llu bytes) ends past the end of the file",
+                     name ? name : "?", (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when the cubin's .nv.compat marks an arch-specific target ('a'). */
+static int compat_arch_specific(Elf *e) {
+    size_t shstrndx;
+    if (elf_getshdrstrndx(e, &shstrndx)) return 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strcmp(name, ".nv.compat"))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        const unsigned char *p = d ? d->d_buf : NULL;
+        size_t len = d && p ? d->d_size : 0;
+        for (size_t off = 0; off + 4 <= len;) {
+            unsigned fmt = p[off], attr = p[off + 1], val = p[off + 2] | (unsigned)p[off + 3] << 8;
+            if (fmt == 0) break;
+            if (attr == NV_COMPAT_ARCH_SPECIFIC && fmt != 4) return val != 0;
+            off += 4 + (fmt == 4 ? val : 0);
+        }
+    }
+    return 0;
+}
+
+/* "sm_90", "sm_90a", ...: the SM from e_flags, the suffix from e_flags or .nv.compat,
+ * else `hint` (the fatbin entry's 'a'/'f', "" when none). */
+static void cubin_arch(Elf *e, const GElf_Ehdr *eh, const char *hint, char *buf, size_t n) {
+    unsigned char osabi = eh->e_ident[EI_OSABI];
+    unsigned lo = eh->e_flags & 0xff, hi = (eh->e_flags >> 8) & 0xff, sm;
+    bool accel;
+    if (osabi == ELFOSABI_CUDA_V2) {
+        sm = hi;
+        accel = eh->e_flags & EF_CUDA_ACCELERATORS_V2;
+    } else if (osabi == ELFOSABI_CUDA_V1) {
+        sm = lo;
+        accel = eh->e_flags & EF_CUDA_ACCELERATORS_V1;
+    } else {
+        sm = lo >= 20 ? lo : hi;
+        accel = false;
+    }
+    const char *suffix = accel || compat_arch_specific(e) ? "a" : hint;
+    snprintf(buf, n, "sm_%u%s", sm, suffix);
+}
+
+static void cubin_report(ctx *c, const char *data, size_t size, const char *where, const char *hint) {
     Elf *e = elf_memory((char *)data, size);
     GElf_Ehdr eh;
+    char why[256];
     if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_CUDA_MACHINE) {
         fprintf(stderr, "%s: %s: not a CUDA ELF image\n", c->file, where);
         c->err = 1;
         if (e) elf_end(e);
         return;
     }
-    unsigned lo = eh.e_flags & 0xff, hi = (eh.e_flags >> 8) & 0xff;
-    unsigned sm = lo >= 20 ? lo : hi;
+    if (elf_check_bounds(e, size, why, sizeof why)) {
+        fprintf(stderr, "%s: %s: truncated or corrupt CUDA ELF image: %s\n", c->file, where, why);
+        c->err = 1;
+        elf_end(e);
+        return;
+    }
+    char arch[32];
+    cubin_arch(e, &eh, hint, arch, sizeof arch);
     char **names = NULL;
     size_t n = 0, cap = 0;
     bool marker = false;
@@ -112,7 +232,7 @@ static void cubin_report(ctx *c, const char *data, size_t size, const char *wher
             }
         }
     }
-    printf("  [%u] cubin sm_%u (%s, %zu bytes)%s\n", c->image++, sm, where, size, marker ? ", tidal marker" : "");
+    printf("  [%u] cubin %s (%s, %zu bytes)%s\n", c->image++, arch, where, size, marker ? ", tidal marker" : "");
     print_kernels(names, n, marker);
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
@@ -199,12 +319,15 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
             }
             const unsigned char *data = p + e + ehs;
             char desc[160];
+            const char *sfx = flags & FATBIN_FLAG_ARCH_SPECIFIC     ? "a"
+                              : flags & FATBIN_FLAG_FAMILY_SPECIFIC ? "f"
+                                                                    : "";
             if (kind == FATBIN_KIND_ELF) {
                 snprintf(desc, sizeof desc, "%s, fatbin entry", where);
                 if (flags & (FATBIN_FLAG_ZSTD | FATBIN_FLAG_LZ4) && csize) {
-                    printf("  [%u] cubin sm_%u (%s): compressed, not inspected\n", c->image++, arch, desc);
+                    printf("  [%u] cubin sm_%u%s (%s): compressed, not inspected\n", c->image++, arch, sfx, desc);
                 } else {
-                    cubin_report(c, (const char *)data, psize, desc);
+                    cubin_report(c, (const char *)data, psize, desc, sfx);
                 }
             } else if (kind == FATBIN_KIND_PTX) {
                 if (flags & FATBIN_FLAG_ZSTD && csize) {
@@ -225,14 +348,14 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
                     }
                     free(out);
                 } else if (flags & FATBIN_FLAG_LZ4 && csize) {
-                    printf("  [%u] ptx compute_%u (%s): LZ4-compressed (older CUDA), not inspected\n", c->image++,
-                           arch, where);
+                    printf("  [%u] ptx compute_%u%s (%s): LZ4-compressed (older CUDA), not inspected\n", c->image++,
+                           arch, sfx, where);
                 } else {
                     snprintf(desc, sizeof desc, "%s, fatbin entry", where);
                     ptx_report(c, (const char *)data, psize, desc);
                 }
             } else if (kind == FATBIN_KIND_LTOIR) {
-                printf("  [%u] LTO-IR sm_%u (%s): not inspected\n", c->image++, arch, where);
+                printf("  [%u] LTO-IR sm_%u%s (%s): not inspected\n", c->image++, arch, sfx, where);
             } else {
                 printf("  [%u] unknown fatbin entry kind %u (%s)\n", c->image++, kind, where);
             }
@@ -243,13 +366,11 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
     }
 }
 
-static void host_report(ctx *c, const char *data, size_t size) {
-    Elf *e = elf_memory((char *)data, size);
+static void host_report(ctx *c, Elf *e) {
     size_t shstrndx;
-    if (!e || elf_getshdrstrndx(e, &shstrndx)) {
+    if (elf_getshdrstrndx(e, &shstrndx)) {
         fprintf(stderr, "%s: cannot read the ELF file: %s\n", c->file, elf_errmsg(-1));
         c->err = 1;
-        if (e) elf_end(e);
         return;
     }
     bool any = false;
@@ -265,7 +386,6 @@ static void host_report(ctx *c, const char *data, size_t size) {
         fatbin_report(c, d->d_buf, d->d_size, name);
     }
     if (!any) printf("  no GPU code (.nv_fatbin / __nv_relfatbin sections)\n");
-    elf_end(e);
 }
 
 static int dump_file(const char *path, const char *extract_dir) {
@@ -281,13 +401,21 @@ static int dump_file(const char *path, const char *extract_dir) {
     if (size >= 20 && !memcmp(data, "\177ELF", 4)) {
         uint16_t machine;
         memcpy(&machine, data + 18, 2);
-        if (machine == EM_CUDA_MACHINE) {
+        /* a truncated or corrupt file is an error, not "no GPU code" */
+        Elf *e = elf_memory(data, size);
+        char why[256];
+        if (!e || elf_check_bounds(e, size, why, sizeof why)) {
+            if (!e) snprintf(why, sizeof why, "%s", elf_errmsg(-1));
+            fprintf(stderr, "%s: truncated or corrupt ELF file (%zu bytes): %s\n", path, size, why);
+            c.err = 1;
+        } else if (machine == EM_CUDA_MACHINE) {
             printf("%s: cubin\n", path);
-            cubin_report(&c, data, size, "file");
+            cubin_report(&c, data, size, "file", "");
         } else {
             printf("%s: host ELF\n", path);
-            host_report(&c, data, size);
+            host_report(&c, e);
         }
+        if (e) elf_end(e);
     } else if (magic == FATBIN_MAGIC) {
         printf("%s: fatbin\n", path);
         fatbin_report(&c, (const unsigned char *)data, size, "file");
@@ -312,6 +440,10 @@ int main(int argc, char **argv) {
     for (; first < argc; first++) {
         if (!strcmp(argv[first], "--help") || !strcmp(argv[first], "-h")) {
             fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(argv[first], "--version")) {
+            puts("tidal-objdump (tidal) " TIDAL_VERSION);
+            puts("recognises the rewrite by " TIDAL_MARKER_SYMBOL " and NAME" TIDAL_RESHAPED_SUFFIX);
             return 0;
         } else if (!strcmp(argv[first], "--extract-ptx")) {
             if (first + 1 >= argc) {

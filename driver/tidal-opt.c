@@ -20,6 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
 
 /* Reports of the tidal pass, printed after the pipeline with --report. */
@@ -71,8 +75,9 @@ static const char usage_text[] =
     "                     cfg    basic blocks, predecessors and successors per function\n"
     "  --report[=FMT]   after the passes, list every kernel the tidal pass saw: rewritten\n"
     "                   or refused with the reason, and registers added. FMT is text\n"
-    "                   (default) or json. Goes to standard output, or to standard\n"
-    "                   error when the PTX itself goes to standard output.\n"
+    "                   (default) or json. Goes to standard error when the PTX goes to\n"
+    "                   standard output (no -o, or -o -), else to standard output:\n"
+    "                   standard output never mixes PTX and report.\n"
     "  --case-b         the tidal pass also puts the case-b check into each original entry,\n"
     "                   so launches that bypass libtidal obey the module's attached\n"
     "                   partition (tidal.triton without the preload); it costs every\n"
@@ -188,7 +193,6 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
         }
     }
     if (!rc && stats) tidal_llvm_stats(lm, stdout);
-    if (!out && !stats && !report) out = "-";
     if (!rc && out && tidal_llvm_write(lm, out, emit && !strcmp(emit, "bc"))) {
         fprintf(stderr, "tidal-opt: cannot write '%s': %s\n", out, strerror(errno));
         rc = 1;
@@ -213,7 +217,8 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
-            puts("tidal-opt 0.1 (PTX ISA up to 9.0)");
+            puts("tidal-opt (tidal) " TIDAL_VERSION);
+            puts("PTX ISA up to 9.0");
             printf("cubin backends: %snvJitLink (loaded at run time), ptxas (executable)\n",
                    tidal_cubin_have_nvptxcompiler() ? "libnvptxcompiler (linked in), " : "");
             return 0;
@@ -282,7 +287,9 @@ int main(int argc, char **argv) {
     }
     if (!in) return usage_error("no input file%s", "");
     if (cubin && !out) return usage_error("--cubin needs -o FILE%s", "");
-    if (!out && !stats && !dump_cfg && !report) out = "-";
+    /* The PTX goes to standard output unless -o names a file or only reports were
+     * asked for (--stats, -d); --report then goes to standard error. */
+    if (!out && !stats && !dump_cfg) out = "-";
 
     size_t len;
     char *src = ptx_read_file(in, &len);
@@ -307,9 +314,22 @@ int main(int argc, char **argv) {
         ptx_diag_print(&d, stderr);
         return 1;
     }
+    if (m->ntoks == 0) { /* no token: nothing but whitespace and comments */
+        fprintf(stderr,
+                "%s:1:1: error: no PTX in the input (it is empty or holds only whitespace and comments); "
+                "a PTX module starts with .version\n",
+                name);
+        ptx_module_free(m);
+        return 1;
+    }
     int rc = 0;
     for (size_t i = 0; i < npipe && !rc; i++)
         if (pipeline[i]->run(m, &d)) rc = 1;
+    /* LLVM IR lowered to PTX (--emit=ptx): the report names the .ll/.bc, but its line
+     * numbers are of the lowered PTX */
+    for (unsigned i = 0; is_ir && i < ntidal_reports; i++)
+        tidal_reports[i].note = "lowered to PTX by NVPTX; line numbers are of that PTX, which tidal-opt "
+                                "--emit=ptx without -p prints";
     if (!rc && report) {
         FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
         for (unsigned i = 0; i < ntidal_reports; i++) {

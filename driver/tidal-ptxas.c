@@ -4,7 +4,9 @@
  * finds the PTX input among the arguments, writes the rewritten PTX to a
  * temporary file, and runs the real ptxas with the same arguments, the input
  * replaced. The user's file is never modified. `--version` and calls without a
- * PTX input go straight to the real ptxas. */
+ * PTX input go straight to the real ptxas: build tools parse `ptxas --version`
+ * (Triton reads "release N.M" from it), so it stays ptxas's, byte for byte;
+ * `--tidal-version` prints tidal's version, then the real ptxas's. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal.h"
@@ -16,6 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
 
 static const char usage_text[] =
     "usage: tidal-ptxas [--tidal-off] [--tidal-case-b] [--tidal-report=FILE] [ptxas options] INPUT.ptx\n"
@@ -33,6 +39,9 @@ static const char usage_text[] =
     "                         launch); TIDAL_CASE_B=1 in the environment does the same (for\n"
     "                         callers such as Triton that choose ptxas's arguments)\n"
     "  --tidal-help           show this help (--help is ptxas's)\n"
+    "  --tidal-version        show tidal's version, then the real ptxas's --version\n"
+    "                         (--version is the real ptxas's alone, unchanged: tools\n"
+    "                         such as Triton parse it)\n"
     "\n"
     "The real ptxas is $TIDAL_REAL_PTXAS, else $CUDA_HOME/bin/ptxas, else\n"
     "/usr/local/cuda/bin/ptxas. Calls without a .ptx input (e.g. --version) go to it\n"
@@ -109,6 +118,12 @@ int main(int argc, char **argv) {
             fputs(usage_text, stdout);
             free(args);
             return 0;
+        } else if (!strcmp(a, "--tidal-version")) {
+            printf("tidal-ptxas (tidal) %s\nwraps %s, whose --version follows:\n", TIDAL_VERSION, ptxas);
+            fflush(stdout);
+            char *vargs[] = {(char *)ptxas, "--version", NULL};
+            free(args);
+            return tidal_run_ptxas("tidal-ptxas", vargs);
         } else if (!strcmp(a, "--tidal-off")) {
             off = true;
             continue;

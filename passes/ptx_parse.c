@@ -108,10 +108,47 @@ static bool skip_to_semicolon(parser *ps, const char *ctx) {
     }
 }
 
-/* Directives terminated by the end of their line (.version, .target, .file, .loc). */
-static void skip_line(parser *ps, uint32_t first) {
-    uint32_t line = tk(ps, first)->line;
-    while (!at_eof(ps) && cur(ps)->line == line) ps->p++;
+static bool take_int(parser *ps) {
+    if (cur(ps)->kind != PTX_TK_INT) return false;
+    ps->p++;
+    return true;
+}
+
+/* `.file INDEX "NAME"[, TIMESTAMP, SIZE]` and `.loc FILE LINE COLUMN[, function_name
+ * LABEL[+N], inlined_at FILE LINE COLUMN]`, the directive token at ps->p. They take no
+ * ';' and end where their grammar ends, not at the end of the line: PTX is free-form, so
+ * another directive or an instruction may follow on the same line (ptxas accepts it). */
+static bool parse_loc_or_file(parser *ps) {
+    uint32_t first = ps->p++;
+    if (tok_eq(ps, first, ".file")) {
+        bool ok = take_int(ps) && cur(ps)->kind == PTX_TK_STRING;
+        if (ok) ps->p++;
+        if (ok && is_punct(ps, ps->p, ',')) {
+            ps->p++;
+            ok = take_int(ps) && is_punct(ps, ps->p, ',');
+            if (ok) ps->p++;
+            ok = ok && take_int(ps);
+        }
+        if (!ok) error_at(ps, ps->p, "expected '.file INDEX \"NAME\"[, TIMESTAMP, SIZE]'");
+        return ok;
+    }
+    bool ok = take_int(ps) && take_int(ps) && take_int(ps);
+    if (ok && is_punct(ps, ps->p, ',')) {
+        ps->p++;
+        ok = tok_eq(ps, ps->p, "function_name") && tk(ps, ps->p + 1)->kind == PTX_TK_IDENT;
+        if (ok) ps->p += 2;
+        if (ok && is_punct(ps, ps->p, '+')) {
+            ps->p++;
+            ok = take_int(ps);
+        }
+        ok = ok && is_punct(ps, ps->p, ',') && tok_eq(ps, ps->p + 1, "inlined_at");
+        if (ok) ps->p += 2;
+        ok = ok && take_int(ps) && take_int(ps) && take_int(ps);
+    }
+    if (!ok)
+        error_at(ps, ps->p,
+                 "expected '.loc FILE LINE COLUMN[, function_name LABEL, inlined_at FILE LINE COLUMN]'");
+    return ok;
 }
 
 static bool parse_uint(parser *ps, uint32_t i, uint64_t *out) {
@@ -511,8 +548,7 @@ static bool parse_body(parser *ps, ptx_func *f) {
                 if (!skip_to_semicolon(ps, ".pragma directive")) return false;
                 if (!simple_stmt(ps, f, PTX_ST_DIRECTIVE, b, depth)) return false;
             } else if (tok_eq(ps, b, ".loc") || tok_eq(ps, b, ".file")) {
-                ps->p++;
-                skip_line(ps, b);
+                if (!parse_loc_or_file(ps)) return false;
                 if (!simple_stmt(ps, f, PTX_ST_DIRECTIVE, b, depth)) return false;
             } else {
                 error_at(ps, b, "expected a statement");
@@ -718,31 +754,37 @@ static bool parse_module(parser *ps) {
             m->version_major = maj;
             m->version_minor = min;
             ps->p++;
-            if (!at_eof(ps) && cur(ps)->line == t->line) {
+            /* PTX is free-form: the next directive may follow on this line (ptxas takes
+             * `.version 8.0 .target sm_90a .address_size 64`), but nothing else may, and
+             * nothing may stick to the number (8.0.1). ptxas does want the number on the
+             * line of .version (checked above). */
+            const ptx_token *n = cur(ps);
+            if (!at_eof(ps) && n->line == t->line &&
+                (n->kind != PTX_TK_DIRECTIVE || n->off == v->off + v->len)) {
                 error_at(ps, ps->p, "unexpected token after the version number");
                 return false;
             }
             if (!add_item(ps, PTX_ITEM_VERSION, b, ps->p, b)) return false;
         } else if (tok_eq(ps, b, ".target")) {
             ps->p++;
-            if (cur(ps)->kind != PTX_TK_IDENT || cur(ps)->line != t->line) {
+            if (cur(ps)->kind != PTX_TK_IDENT) {
                 error_at(ps, ps->p, "expected a target such as sm_90a after '.target'");
                 return false;
             }
             if (!m->target[0]) ptx_tok_str(m, ps->p, m->target, sizeof m->target);
             ps->p++;
-            while (!at_eof(ps) && cur(ps)->line == t->line) {
-                if (!is_punct(ps, ps->p, ',') || tk(ps, ps->p + 1)->kind != PTX_TK_IDENT) {
-                    error_at(ps, ps->p, "expected ', target' in the .target list");
-                    return false;
-                }
-                ps->p += 2;
+            /* the list ends at the first token that is not ', target' (another directive
+             * may follow on the same line); a stray word on the line is a bad list */
+            while (is_punct(ps, ps->p, ',') && tk(ps, ps->p + 1)->kind == PTX_TK_IDENT) ps->p += 2;
+            if (!at_eof(ps) && cur(ps)->line == tk(ps, ps->p - 1)->line && cur(ps)->kind != PTX_TK_DIRECTIVE) {
+                error_at(ps, ps->p, "expected ', target' in the .target list");
+                return false;
             }
             if (!add_item(ps, PTX_ITEM_TARGET, b, ps->p, b)) return false;
         } else if (tok_eq(ps, b, ".address_size")) {
             ps->p++;
             uint64_t v;
-            if (!parse_uint(ps, ps->p, &v) || (v != 32 && v != 64) || cur(ps)->line != t->line) {
+            if (!parse_uint(ps, ps->p, &v) || (v != 32 && v != 64)) {
                 error_at(ps, ps->p, "expected 32 or 64 after '.address_size'");
                 return false;
             }
@@ -750,8 +792,7 @@ static bool parse_module(parser *ps) {
             ps->p++;
             if (!add_item(ps, PTX_ITEM_ADDRESS_SIZE, b, ps->p, b)) return false;
         } else if (tok_eq(ps, b, ".file") || tok_eq(ps, b, ".loc")) {
-            ps->p++;
-            skip_line(ps, b);
+            if (!parse_loc_or_file(ps)) return false;
             if (!add_item(ps, tok_eq(ps, b, ".file") ? PTX_ITEM_FILE : PTX_ITEM_DIRECTIVE, b, ps->p, b)) return false;
         } else if (tok_eq(ps, b, ".section")) {
             ps->p++;

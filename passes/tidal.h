@@ -29,7 +29,10 @@ typedef struct tidal_kernel_report {
 } tidal_kernel_report;
 
 typedef struct tidal_report {
-    const char *file;
+    const char *file;        /* what the report names: the PTX file, or (set by the caller) the
+                                source the PTX was generated from */
+    const char *note;        /* NULL, or what `file` and the line numbers are when the PTX is
+                                not `file` itself (printed in parentheses after it) */
     tidal_kernel_report *kernels;
     unsigned nkernels;
 } tidal_report;

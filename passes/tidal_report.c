@@ -15,8 +15,8 @@ static void json_str(FILE *out, const char *s) {
 void tidal_report_print_text(const tidal_report *r, FILE *out) {
     unsigned rewritten = 0;
     for (unsigned i = 0; i < r->nkernels; i++) rewritten += r->kernels[i].verdict == TIDAL_REWRITTEN;
-    fprintf(out, "%s: %u kernels, %u rewritten, %u refused\n", r->file, r->nkernels, rewritten,
-            r->nkernels - rewritten);
+    fprintf(out, "%s%s%s%s: %u kernels, %u rewritten, %u refused\n", r->file, r->note ? " (" : "",
+            r->note ? r->note : "", r->note ? ")" : "", r->nkernels, rewritten, r->nkernels - rewritten);
     for (unsigned i = 0; i < r->nkernels; i++) {
         const tidal_kernel_report *k = &r->kernels[i];
         if (k->verdict == TIDAL_REWRITTEN)
@@ -33,6 +33,10 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
 void tidal_report_print_json(const tidal_report *r, FILE *out) {
     fputs("{\"file\": ", out);
     json_str(out, r->file);
+    if (r->note) {
+        fputs(", \"note\": ", out);
+        json_str(out, r->note);
+    }
     fputs(", \"kernels\": [", out);
     for (unsigned i = 0; i < r->nkernels; i++) {
         const tidal_kernel_report *k = &r->kernels[i];

@@ -16,6 +16,10 @@
 
 #include "control_proto.h"
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
 #define EXIT_UNAVAILABLE 69 /* EX_UNAVAILABLE */
@@ -43,6 +47,7 @@ static void help(void)
         "\n"
         "SYNOPSIS\n"
         "    tidalctl [--socket PATH] [--json] [--timeout MS] COMMAND [ARGS]\n"
+        "    tidalctl --help | --version\n"
         "\n"
         "    tidalctl list                      partitions: name, SMs, SM count, generation\n"
         "    tidalctl create NAME SMSET         new partition\n"
@@ -57,7 +62,8 @@ static void help(void)
         "    Partitions live in tidald and are seen by every process using libtidal (tenants);\n"
         "    `set` reaches running kernels within microseconds. NAME is 1..31 characters of\n"
         "    [A-Za-z0-9_.-]. SMSET is \"0-47,64,100-131\", \"all\" or \"none\" (quote it if it\n"
-        "    contains spaces). SM ids are checked against 256: tidald does not know the GPU's\n"
+        "    contains spaces); an empty SMSET is an error: no SMs is spelled \"none\".\n"
+        "    SM ids are checked against 256: tidald does not know the GPU's\n"
         "    SM count; \"all\" means 0-255 and each tenant clips masks to its own device.\n"
         "    `hist` and `tenants --stats` ask every tenant for its counters and wait at most\n"
         "    tidald's --stats-timeout (300 ms); tenants that do not answer are listed as\n"
@@ -68,6 +74,7 @@ static void help(void)
         "    --json          JSON output for list, tenants and hist\n"
         "    --timeout MS    how long to wait for tidald's answer (default 5000)\n"
         "    --help          this text\n"
+        "    --version       show the version\n"
         "\n"
         "ENVIRONMENT\n"
         "    TIDAL_SOCKET    the socket; else $XDG_RUNTIME_DIR/tidal/tidald.sock when\n"
@@ -332,11 +339,12 @@ static void cmd_hist(const lines *l, const char *name)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS };
+    enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS, OPT_VERSION };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, OPT_SOCKET}, {"json", no_argument, NULL, OPT_JSON},
         {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"help", no_argument, NULL, OPT_HELP},
-        {"stats", no_argument, NULL, OPT_STATS},         {NULL, 0, NULL, 0},
+        {"stats", no_argument, NULL, OPT_STATS},         {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
     };
     char sock[TIDAL_SOCKET_PATH_MAX];
     const char *sock_opt = NULL;
@@ -355,6 +363,7 @@ int main(int argc, char **argv)
         }
         case 'h':
         case OPT_HELP: help(); return 0;
+        case OPT_VERSION: printf("tidalctl (tidal) %s\n", TIDAL_VERSION); return 0;
         default: die(EXIT_USAGE, "bad option");
         }
     }
@@ -391,6 +400,11 @@ int main(int argc, char **argv)
         tidal_smset set;
         int all = 0;
         size_t pos = 0;
+        /* libtidal reads "" as no SMs; here it is almost always an unset shell variable
+         * (tidalctl set ls "$SMS"), so emptying a partition takes the word "none" */
+        if (!args[1][strspn(args[1], " \t")])
+            die(EXIT_REFUSED, "empty SM set '%s' (give SM ids such as 0-47,64, \"all\", or \"none\" for no SMs)",
+                args[1]);
         if (tidal_smset_parse(args[1], &set, &all, &pos) != TIDAL_OK)
             die(EXIT_REFUSED, "bad SM set '%s' at offset %zu (SM ids 0..255, e.g. 0-47,64 | all | none)", args[1], pos);
         char canon[1100];

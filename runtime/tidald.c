@@ -23,6 +23,10 @@
 
 #include "tidald_internal.h"
 
+#ifndef TIDAL_VERSION
+#error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
+#endif
+
 static const char *g_prog = "tidald";
 
 void logmsg(const char *fmt, ...)
@@ -142,7 +146,12 @@ static void handle_line(conn *c, const char *line)
         else
             do_tenants_plain(c);
         break;
-    case TIDAL_REQ_HIST: start_collection(c, &r); break;
+    case TIDAL_REQ_HIST: /* like set and destroy: only tidald's partitions have a histogram */
+        if (part_exists(r.name))
+            start_collection(c, &r);
+        else
+            outf(c, "error: no such partition: %s\nend\n", r.name);
+        break;
     case TIDAL_REQ_TENANT:
         c->tenant = 1;
         c->pid = r.pid;
@@ -242,13 +251,13 @@ static void accept_conns(void)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN };
+    enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN, OPT_VERSION };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, OPT_SOCKET}, {"shm", required_argument, NULL, OPT_SHM},
         {"group", required_argument, NULL, OPT_GROUP},   {"reset", no_argument, NULL, OPT_RESET},
         {"foreground", no_argument, NULL, OPT_FG},       {"help", no_argument, NULL, OPT_HELP},
         {"stats-timeout", required_argument, NULL, OPT_STATS}, {"spin", no_argument, NULL, OPT_SPIN},
-        {NULL, 0, NULL, 0},
+        {"version", no_argument, NULL, OPT_VERSION},           {NULL, 0, NULL, 0},
     };
     const char *sock = NULL, *shm = NULL;
     D.stats_ms = TIDAL_PROTO_STATS_MS;
@@ -274,6 +283,10 @@ int main(int argc, char **argv)
         }
         case 'h':
         case OPT_HELP: help(); return 0;
+        case OPT_VERSION:
+            printf("tidald (tidal) %s\nshared-memory layout version %u, at most %u partitions\n", TIDAL_VERSION,
+                   (unsigned)TIDAL_SHM_VERSION, (unsigned)TIDAL_SHM_MAX_PARTS);
+            return 0;
         default: usage_short(stderr); return 2;
         }
     }
@@ -323,22 +336,26 @@ int main(int argc, char **argv)
     sigaddset(&block, SIGINT);
     sigprocmask(SIG_BLOCK, &block, &orig); /* delivered only inside ppoll */
 
-    /* the socket check first: a running tidald must not see its segment touched */
-    struct stat st;
-    if (lstat(D.socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && daemon_answers(D.socket_path)) {
-        logmsg("another tidald answers on %s; not starting", D.socket_path);
-        return 1;
-    }
-    if (open_shm() != 0) return 1;
-    if (open_socket() != 0) {
-        atomic_store(&D.shm->h.daemon_pid, 0);
+    /* The socket first (another tidald answering there, a path that is no socket, a
+     * directory that cannot be made, bind): a running tidald must not see its segment
+     * touched, and a tidald that cannot listen must not leave a segment behind. Each
+     * step removes what it made when it fails; a failed start removes what the earlier
+     * steps made (a resumed segment stays, with daemon_pid cleared). */
+    if (open_socket() != 0) return 1;
+    if (open_shm() != 0) {
+        close_socket(1);
         return 1;
     }
     logmsg("listening on %s (pid %d, shm %s, generation %" PRIu32 ")", D.socket_path, (int)getpid(), D.shm_name,
            tidal_shm_generation(D.shm));
 
     struct pollfd *pfd = calloc(MAX_CONNS + 1, sizeof *pfd);
-    if (!pfd) return 1;
+    if (!pfd) {
+        logmsg("out of memory");
+        close_socket(1);
+        close_shm(1);
+        return 1;
+    }
     while (!g_stop) {
         int timeout = -1;
         if (D.colls) {
@@ -395,10 +412,7 @@ int main(int argc, char **argv)
     while (D.colls) check_collections(1);
     for (unsigned i = 0; i < D.nconns; i++) flush_out(D.conns[i]);
     while (D.nconns) close_conn(D.nconns - 1);
-    if (lstat(D.socket_path, &st) == 0 && st.st_dev == D.sock_dev && st.st_ino == D.sock_ino) unlink(D.socket_path);
-    close(D.listen_fd);
-    atomic_store(&D.shm->h.daemon_pid, 0);
-    munmap(D.shm, TIDAL_SHM_SIZE);
-    close(D.shm_fd);
+    close_socket(0); /* the segment stays: tenants keep their masks, the next tidald resumes */
+    close_shm(0);
     return 0;
 }

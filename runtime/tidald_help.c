@@ -7,7 +7,7 @@ void usage_short(FILE *f)
 {
     fprintf(f, "usage: tidald [--socket PATH] [--shm NAME] [--group GROUP] [--reset] [--stats-timeout MS]\n"
                "              [--spin]\n"
-               "       tidald --help\n");
+               "       tidald --help | --version\n");
 }
 
 void help(void)
@@ -19,7 +19,7 @@ void help(void)
         "SYNOPSIS\n"
         "    tidald [--foreground] [--socket PATH] [--shm NAME] [--group GROUP] [--reset]\n"
         "           [--stats-timeout MS] [--spin]\n"
-        "    tidald --help\n"
+        "    tidald --help | --version\n"
         "\n"
         "DESCRIPTION\n"
         "    tidald owns the partitions (named SM sets) that processes using libtidal (tenants)\n"
@@ -50,6 +50,7 @@ void help(void)
         "                       TIDAL_WATCH=spin in the tenants, the lowest reaction time;\n"
         "                       docs/performance.md)\n"
         "    --help             this text\n"
+        "    --version          tidal's version and the shared-memory layout version\n"
         "\n"
         "ENVIRONMENT\n"
         "    TIDAL_SOCKET       control socket; else $XDG_RUNTIME_DIR/tidal/tidald.sock when\n"
@@ -64,7 +65,9 @@ void help(void)
         "\n"
         "EXIT STATUS\n"
         "    0  stopped by SIGTERM or SIGINT\n"
-        "    1  could not start (another tidald, segment of another layout, socket errors)\n"
+        "    1  could not start (another tidald, segment of another layout, socket errors); the\n"
+        "       socket path is checked and bound before the segment is made, and a failed start\n"
+        "       removes the socket, directory and segment it made\n"
         "    2  usage error\n"
         "\n"
         "EXAMPLES\n"

@@ -75,9 +75,12 @@ struct tidald_state {
 
     int shm_fd;
     tidal_shm *shm;
+    int shm_created; /* this tidald made the segment (removed again if it cannot start) */
     int listen_fd;
     dev_t sock_dev;
     ino_t sock_ino;
+    int sock_bound;  /* the socket file at socket_path is ours */
+    int made_dir;    /* this tidald made the socket's directory */
 
     conn *conns[MAX_CONNS];
     unsigned nconns;
@@ -97,6 +100,7 @@ void process_input(conn *c);
 
 /* tidald_parts.c: partition requests (create/set/destroy/list/tenants) */
 uint64_t realtime_ns(void);
+int part_exists(const char *name);
 void do_create_set(conn *c, const tidal_req *r);
 void do_destroy(conn *c, const tidal_req *r);
 void do_list(conn *c);
@@ -109,12 +113,17 @@ void check_collections(int force_now);
 void start_collection(conn *c, const tidal_req *r);
 void tenant_stats(conn *c, const tidal_req *r);
 
-/* tidald_shm.c: the shared-memory segment */
+/* tidald_shm.c: the shared-memory segment. open_shm leaves nothing behind when it
+ * fails; close_shm unmaps it, and with `failed` removes a segment this tidald made. */
 int open_shm(void);
+void close_shm(int failed);
 
-/* tidald_socket.c: the listening socket */
+/* tidald_socket.c: the listening socket. open_socket leaves nothing behind when it
+ * fails; close_socket removes the socket file (if still ours), and with `failed` also
+ * the directory open_socket made for it. */
 int daemon_answers(const char *path);
 int open_socket(void);
+void close_socket(int failed);
 
 /* tidald_help.c: usage and help text */
 void usage_short(FILE *f);

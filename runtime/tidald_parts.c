@@ -17,6 +17,8 @@ static int find_part(const char *name)
     return -1;
 }
 
+int part_exists(const char *name) { return find_part(name) >= 0; }
+
 uint64_t realtime_ns(void)
 {
     struct timespec ts;

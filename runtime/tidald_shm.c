@@ -14,51 +14,75 @@
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
+/* Opens the segment, creating it when there is none; *created says which. */
+static int open_or_create(int *created)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = shm_open(D.shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+        if (fd >= 0 || errno != EEXIST) {
+            *created = fd >= 0;
+            return fd;
+        }
+        fd = shm_open(D.shm_name, O_RDWR | O_CLOEXEC, 0660);
+        if (fd >= 0 || errno != ENOENT) { /* ENOENT: removed in between; create it */
+            *created = 0;
+            return fd;
+        }
+    }
+    return -1;
+}
+
+/* A failed start: the segment goes again if this tidald made it. */
+static int fail_shm(int fd, int created)
+{
+    if (created) shm_unlink(D.shm_name);
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
 int open_shm(void)
 {
-    int fd = shm_open(D.shm_name, O_RDWR | O_CREAT | O_CLOEXEC, 0660);
+    int created = 0;
+    int fd = open_or_create(&created);
     if (fd < 0) {
         logmsg("shm_open %s: %s", D.shm_name, strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        /* another tidald opened it too: it is that one's now, even if it is new */
         logmsg("shared memory %s is held by another tidald (flock: %s)", D.shm_name, strerror(errno));
         close(fd);
         return -1;
     }
-    if (D.reset) {
+    if (D.reset && !created) {
         shm_unlink(D.shm_name);
         close(fd);
         fd = shm_open(D.shm_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+        created = fd >= 0;
         if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
             logmsg("shm_open %s (reset): %s", D.shm_name, strerror(errno));
-            if (fd >= 0) close(fd);
-            return -1;
+            return fail_shm(fd, created);
         }
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         logmsg("fstat %s: %s", D.shm_name, strerror(errno));
-        close(fd);
-        return -1;
+        return fail_shm(fd, created);
     }
     int fresh = st.st_size == 0;
     if (fresh && ftruncate(fd, (off_t)TIDAL_SHM_SIZE) != 0) {
         logmsg("ftruncate %s: %s", D.shm_name, strerror(errno));
-        close(fd);
-        return -1;
+        return fail_shm(fd, created);
     }
     if (!fresh && (size_t)st.st_size < TIDAL_SHM_SIZE) {
         logmsg("shared memory %s is %lld bytes, not a tidal segment (use --reset to replace it)", D.shm_name,
                (long long)st.st_size);
-        close(fd);
-        return -1;
+        return fail_shm(fd, created);
     }
     void *m = mmap(NULL, TIDAL_SHM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
         logmsg("mmap %s: %s", D.shm_name, strerror(errno));
-        close(fd);
-        return -1;
+        return fail_shm(fd, created);
     }
     tidal_shm *s = m;
     if (fresh) {
@@ -76,8 +100,7 @@ int open_shm(void)
     } else if (tidal_shm_check(s, (size_t)st.st_size) != 0) {
         logmsg("shared memory %s has another layout (magic/version); use --reset to replace it", D.shm_name);
         munmap(m, TIDAL_SHM_SIZE);
-        close(fd);
-        return -1;
+        return fail_shm(fd, created);
     } else {
         /* a previous tidald may have died mid-update: make seq even, recount */
         uint32_t q = atomic_load(&s->h.seq);
@@ -104,5 +127,17 @@ int open_shm(void)
     tidal_shm_write_end(s);
     D.shm_fd = fd;
     D.shm = s;
+    D.shm_created = created;
     return 0;
+}
+
+void close_shm(int failed)
+{
+    if (!D.shm) return;
+    atomic_store(&D.shm->h.daemon_pid, 0);
+    munmap(D.shm, TIDAL_SHM_SIZE);
+    D.shm = NULL;
+    if (failed && D.shm_created) shm_unlink(D.shm_name);
+    close(D.shm_fd);
+    D.shm_fd = -1;
 }

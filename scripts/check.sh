@@ -8,8 +8,13 @@
 # single line "N passed, N failed". Exit status 0 only if everything passed
 # and at least one test ran.
 #
+# Progress: ctest prints a line as each of its tests ends; lit, most of the run,
+# is one ctest test, so while it runs a line every PROGRESS_SECONDS (20) gives its
+# count from test-results/lit.log ("lit: 212 of 488 tests done, 0 failed").
+#
 # Environment: CTEST_JOBS (2), BUILD_TYPE (RelWithDebInfo), CMAKE_ARGS (extra
-# -D options for both trees), LIT_OPTS (passed to lit by lit itself).
+# -D options for both trees), LIT_OPTS (passed to lit by lit itself),
+# PROGRESS_SECONDS (20; 0: no progress lines).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${1:-build}
@@ -35,12 +40,26 @@ scripts/configure.sh asan "$asan" "$build" || fail_build "configuring $asan/"
 ninja -C "$asan" tidal_check_deps || fail_build "building $asan/"
 echo "==> built in $(elapsed)s"
 
+# progress DIR: while ctest runs in DIR, every PROGRESS_SECONDS the count of lit
+# tests finished, from lit's log (scripts/lit-progress.sh).
+progress() {
+  local every=${PROGRESS_SECONDS:-20}
+  (( every > 0 )) || return 0
+  while sleep "$every"; do
+    scripts/lit-progress.sh "$1/test-results/lit.log" "    [$(elapsed)s] "
+  done
+}
+
 for dir in "$build" "$asan"; do
-  echo "==> ctest in $dir/"
+  echo "==> ctest in $dir/ ($(ctest --test-dir "$dir" -N | sed -n 's/^Total Tests: //p') tests; lit is one of them)"
   rm -rf "$dir/test-results"
   mkdir -p "$dir/test-results"
+  progress "$dir" &
+  progress_pid=$!
   ctest --test-dir "$dir" -j"$jobs" --output-on-failure \
     --output-junit "$(realpath -m "$dir/test-results/ctest.xml")"
+  kill "$progress_pid" 2>/dev/null
+  wait "$progress_pid" 2>/dev/null
 done
 echo "==> tests finished after $(elapsed)s"
 

@@ -18,7 +18,9 @@ extra=(${CMAKE_ARGS:-})
 case "$kind" in
   normal)
     # Triton PTX generated at build time needs triton from PyPI: a venv in the
-    # build tree. Without it the committed Triton corpus still runs; say so.
+    # build tree (a download of about 670 MB installed, README "Requirements";
+    # TIDAL_TRITON_CORPUS=0 skips it). Without it the committed Triton corpus
+    # still runs; say so.
     triton=()
     if [[ ${TIDAL_TRITON_CORPUS:-1} == 1 ]]; then
       if py=$(scripts/triton-venv.sh "$dir/triton-venv"); then
@@ -26,6 +28,8 @@ case "$kind" in
       else
         echo "configure: WARNING: no triton==3.6.0 from PyPI; the build-time Triton corpus is skipped" >&2
       fi
+    else
+      echo "configure: TIDAL_TRITON_CORPUS=0: no triton download; the build-time Triton corpus is skipped" >&2
     fi
     exec cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${triton[@]}" "${extra[@]}" ;;
   asan)

@@ -12,7 +12,8 @@ want=3.6.0
 py=$dir/bin/python
 have() { "$py" -c "import triton, sys; sys.exit(triton.__version__ != '$want')" 2>/dev/null; }
 if [[ -x $py ]] && have; then echo "$py"; exit 0; fi
-echo "triton-venv: creating $dir with triton==$want from PyPI (build-time Triton corpus)" >&2
+echo "triton-venv: creating $dir with triton==$want from PyPI (build-time Triton corpus):" \
+     "a network download, about 670 MB installed; TIDAL_TRITON_CORPUS=0 skips it" >&2
 rm -rf "$dir"
 if ! python3 -m venv "$dir" >&2; then
   echo "triton-venv: python3 -m venv failed (is python3-venv installed?)" >&2

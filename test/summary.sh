@@ -8,7 +8,8 @@
 #   tests/<name>.xml   the detailed JUnit-style file that ctest test <name> wrote
 #                      (lit --xunit-xml-output, cmocka XML, fuzz-run.sh)
 # A ctest test counts as the test cases of its detail file (passed = tests -
-# failures - errors - skipped; skipped cases are reported but not counted), or
+# failures - errors - skipped; skipped cases are listed by name with their reason
+# but not counted), or
 # as one test when it has none. A ctest test that failed while its detail file
 # shows no failure (crash, sanitizer report at exit, missing file) adds one
 # failure. Exit status: 0 only if nothing failed and something passed.
@@ -34,14 +35,20 @@ sum_suites() {
        END { printf "%d %d %d\n", t, f, s }' "$1"
 }
 
-# Names of failed test cases in a JUnit file, one per line.
-failed_cases() {
-  awk 'BEGIN { RS = "<" }
+# Test cases of a JUnit file, one per line: with MODE "failed" the names of the
+# failed ones; with "skipped" "NAME: REASON" for the skipped ones (REASON: the
+# <skipped message>, e.g. lit's "Missing required feature(s): nvcc").
+cases() {
+  awk -v mode="$2" 'BEGIN { RS = "<" }
        function attr(rec, key) {
          if (match(rec, "[ \t\n]" key "=\"[^\"]*\"")) {
            return substr(rec, RSTART + length(key) + 3, RLENGTH - length(key) - 4)
          }
          return ""
+       }
+       function unxml(s) {
+         gsub(/&quot;/, "\"", s); gsub(/&apos;/, "\047", s); gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s)
+         gsub(/&amp;/, "\\&", s); return s
        }
        /^testsuite[ \t\n]/ { suite = attr($0, "name") }
        /^testcase[ \t\n]/  { cls = attr($0, "classname"); name = attr($0, "name")
@@ -50,8 +57,12 @@ failed_cases() {
                              else if ((i = index(cls, ".")) > 0) {
                                d = substr(cls, i + 1)
                                cur = substr(cls, 1, i - 1) " :: " (d == substr(cls, 1, i - 1) ? "" : d "/") name
-                             } else cur = cls " :: " name }
-       /^(failure|error)[ \t\n\/>]/ { if (cur != "") print cur; cur = "" }' "$1"
+                             } else cur = cls " :: " name
+                             cur = unxml(cur) }
+       mode == "failed" && /^(failure|error)[ \t\n\/>]/ { if (cur != "") print cur; cur = "" }
+       mode == "skipped" && /^skipped[ \t\n\/>]/ {
+                             why = unxml(attr($0, "message"))
+                             if (cur != "") print cur ": " (why != "" ? why : "(no reason given)"); cur = "" }' "$1"
 }
 
 # ctest.xml -> "name status" per ctest test.
@@ -70,6 +81,7 @@ total_pass=0
 total_fail=0
 total_skip=0
 failures=()
+skips=()
 
 echo
 echo "==================== test summary ===================="
@@ -94,7 +106,10 @@ for dir in "$@"; do
       p=$((t - f - s))
       (( p < 0 )) && p=0
       if (( f > 0 )); then
-        while IFS= read -r c; do failures+=("${dir%/test-results}: [$name] $c"); done < <(failed_cases "$detail")
+        while IFS= read -r c; do failures+=("${dir%/test-results}: [$name] $c"); done < <(cases "$detail" failed)
+      fi
+      if (( s > 0 )); then
+        while IFS= read -r c; do skips+=("${dir%/test-results}: [$name] $c"); done < <(cases "$detail" skipped)
       fi
       if [[ $status == fail && $f -eq 0 ]]; then
         f=1
@@ -132,7 +147,12 @@ if (( ${#failures[@]} )); then
     shown=$((shown + 1))
   done
 fi
-(( total_skip )) && echo "($total_skip skipped/unsupported, not counted)"
+if (( total_skip )); then
+  echo
+  echo "Skipped ($total_skip, not counted), with the reason:"
+  for c in "${skips[@]}"; do echo "  $c"; done
+  (( ${#skips[@]} < total_skip )) && echo "  ... and $(( total_skip - ${#skips[@]} )) more without a <testcase> entry"
+fi
 if (( total_pass + total_fail == 0 )); then
   echo "error: no tests ran"
 fi

@@ -5,11 +5,29 @@
 #   examples/colocate/run.sh [BUILD_DIR]     (default: build; needs tidal-nvcc, libtidal,
 #                                             tidald and tidalctl built there, and a GPU)
 # Environment: PHASE_SECONDS (3), TIDAL_SOCKET / TIDAL_SHM (private ones by default).
+# Exit status: 0 done; 77 no NVIDIA GPU on this machine (checked first: nothing is built
+# or started); 1 anything else (a missing tool, a tenant that stopped, ...).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-B=$(cd "${1:-$root/build}" && pwd)
 PHASE=${PHASE_SECONDS:-3}
+EXIT_NO_GPU=77
+
+# A GPU: nvidia-smi lists one, or (no nvidia-smi, as in some containers) a /dev/nvidiaN
+# device node exists.
+gpu_present() {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -q '^GPU [0-9]'
+  else
+    compgen -G '/dev/nvidia[0-9]*' >/dev/null
+  fi
+}
+if ! gpu_present; then
+  echo "colocate: no NVIDIA GPU on this machine (nvidia-smi -L lists none, or no /dev/nvidiaN):" \
+       "the two tenants need one; nothing was run (exit $EXIT_NO_GPU)" >&2
+  exit "$EXIT_NO_GPU"
+fi
+B=$(cd "${1:-$root/build}" && pwd)
 for t in bin/tidal-nvcc bin/tidald bin/tidalctl lib/libtidal.a lib/libtidal_cudart.a; do
   [[ -e $B/$t ]] || { echo "colocate: $B/$t is missing (build first: make build)" >&2; exit 1; }
 done
@@ -63,8 +81,22 @@ phase() {   # phase N LS-SET BE-SET TITLE
               print t; print u}'
   printf 'ls  '; smmap ls "$1a" "$1b"
   printf 'be  '; smmap be "$1a" "$1b"
+  tenants_alive " during phase $1"
+}
+# a tenant that stopped (a CUDA error, no device after all) makes every map empty: say so
+tenants_alive() {
+  local name pid
+  for name in ls be; do
+    [[ $name == ls ]] && pid=${pids[1]} || pid=${pids[2]}
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local rc=0; wait "$pid" || rc=$?
+      echo "colocate: the $name tenant stopped (exit status $rc; its messages are above)$1" >&2
+      exit 1
+    fi
+  done
 }
 sleep 1.5   # both tenants up (CUDA initialisation)
+tenants_alive " before the first phase"
 phase 1 0-47 48-131 "the starting split"
 phase 2 0-87 88-131 "tidalctl set: an LS load spike"
 phase 3 0-23 24-131 "tidalctl set: quiet hours, BE takes more"

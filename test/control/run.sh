@@ -32,7 +32,7 @@ cleanup() {
   local p
   for p in "${PIDS[@]}" $DPID; do kill -KILL "$p" 2>/dev/null; done
   wait 2>/dev/null
-  rm -f "$SHMFILE"
+  rm -f "$SHMFILE" "$SHMFILE"-f[0-9]
   if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "kept $TMP"; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
@@ -133,6 +133,16 @@ check err_destroy_missing expect_exit 1 'no such partition' "$CTL" destroy nope
 check err_sm_256 expect_exit 1 'bad SM set' "$CTL" create x 0-256
 check err_sm_reversed expect_exit 1 'bad SM set' "$CTL" create x 9-3
 check err_sm_garbage expect_exit 1 'bad SM set' "$CTL" set ls 'abc'
+# an empty SM set (an unset variable) does not empty a partition; "none" does
+check err_sm_empty expect_exit 1 "empty SM set ''" "$CTL" set ls ''
+check err_sm_blank expect_exit 1 'empty SM set' "$CTL" set ls '  '
+check err_sm_empty_create expect_exit 1 'empty SM set' "$CTL" create x ''
+check sm_empty_kept expect_exit 0 'ls +0-47 +48' "$CTL" list
+check sm_none_explicit expect_exit 0 'set ls none' "$CTL" set ls none
+check sm_none_restored expect_exit 0 'set ls 0-47' "$CTL" set ls 0-47
+# hist of a partition tidald does not have: refused like set and destroy
+check err_hist_missing expect_exit 1 'tidalctl: error: no such partition: nope' "$CTL" hist nope
+check err_hist_missing_json expect_exit 1 'no such partition: nope' "$CTL" --json hist nope
 check err_bad_name expect_exit 1 'bad partition name' "$CTL" create 'bad name!' 1
 check err_long_name expect_exit 1 'bad partition name' "$CTL" create aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1
 check usage_unknown_cmd expect_exit 2 'unknown command' "$CTL" frob
@@ -142,6 +152,31 @@ check unreachable_69 expect_exit 69 'cannot reach tidald' "$CTL" --socket "$TMP/
 check second_daemon_refused expect_exit 1 'another tidald answers' "$BIN/tidald"
 check second_daemon_same_shm_refused expect_exit 1 'held by another tidald' \
   "$BIN/tidald" --socket "$TMP/other.sock"
+check second_daemon_same_shm_no_socket_left test ! -e "$TMP/other.sock"
+# A tidald that cannot start leaves nothing behind: the socket path is checked (and bound)
+# before the segment is made, and every failure removes what that start made.
+touch "$TMP/plain-file"
+check start_fail_not_a_socket expect_exit 1 'exists and is not a socket' \
+  "$BIN/tidald" --socket "$TMP/plain-file" --shm "$TIDAL_SHM-f1"
+check start_fail_not_a_socket_no_shm test ! -e "$SHMFILE-f1"
+check start_fail_no_dir expect_exit 1 'mkdir .*/no/such: No such file' \
+  "$BIN/tidald" --socket "$TMP/no/such/tidald.sock" --shm "$TIDAL_SHM-f2"
+check start_fail_no_dir_no_shm test ! -e "$SHMFILE-f2"
+mkdir -p "$TMP/ro" && chmod 0500 "$TMP/ro"
+if [[ ! -w $TMP/ro ]]; then   # (root writes anyway)
+  check start_fail_bind expect_exit 1 'bind .*: Permission denied' \
+    "$BIN/tidald" --socket "$TMP/ro/tidald.sock" --shm "$TIDAL_SHM-f3"
+  check start_fail_bind_no_shm test ! -e "$SHMFILE-f3"
+fi
+check start_fail_made_dir_removed bash -c "'$BIN/tidald' --socket '$TMP/newdir/tidald.sock' --shm '$TIDAL_SHM' 2>/dev/null; \
+  [[ \$? == 1 && ! -e '$TMP/newdir' ]]"
+# a segment of another layout (not ours): refused, left as it was, no socket left
+head -c 100 /dev/zero > "$SHMFILE-f4"
+check start_fail_bad_segment expect_exit 1 'not a tidal segment' \
+  "$BIN/tidald" --socket "$TMP/f4.sock" --shm "$TIDAL_SHM-f4"
+check start_fail_bad_segment_kept bash -c "[[ \$(stat -c %s '$SHMFILE-f4') == 100 ]]"
+check start_fail_bad_segment_no_socket test ! -e "$TMP/f4.sock"
+check first_daemon_unharmed expect_exit 0 'ls +0-47' "$CTL" list
 
 # ---- 3. tenants: a set reaches them ---------------------------------------------------------
 start_tenant "$TMP/a.log" --name tenantA --blocks 1; TA=$LASTPID

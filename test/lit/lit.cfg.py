@@ -84,6 +84,7 @@ else:
     config.substitutions.append(("%corpus_build", config.corpus_build_dir))
     config.substitutions.append(("%corpus_src", config.corpus_src_dir))
     config.substitutions.append(("%srcroot", config.tidal_src_root))
+    config.substitutions.append(("%tidal_version", config.tidal_version))
 
     # tidal-nvcc (test/lit/nvcc): the real nvcc sits next to ptxas; the
     # runtime libraries (libtidal.a, libtidal_cudart.a) are in <build>/lib once
@@ -92,6 +93,8 @@ else:
     if _nvcc and os.access(_nvcc, os.X_OK):
         config.available_features.add("nvcc")
     config.substitutions.append(("%nvcc", _nvcc or "false"))
+    config.substitutions.append(("%fatbinary", os.path.join(os.path.dirname(_nvcc), "fatbinary")
+                                 if _nvcc else "false"))
     # the toolkit's libraries (cudart_static), next to nvcc's bin/
     config.substitutions.append(("%cudalib", os.path.join(os.path.dirname(os.path.dirname(_nvcc)), "lib64")
                                  if _nvcc else "/nonexistent"))

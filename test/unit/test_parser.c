@@ -363,9 +363,46 @@ static void test_opcode_classes_and_queries(void **state) {
     ptx_module_free(m);
 }
 
+/* PTX is free-form: directives share lines with each other and with instructions
+ * (ptxas accepts all of these); nothing after a .loc on its line is swallowed. */
+static void test_directives_share_a_line(void **state) {
+    (void)state;
+    static const char src[] =
+        ".version 8.0 .target sm_90a, texmode_independent .address_size 64 .file 1 \"k.cu\" .file 2 \"k.h\", 0, 0\n"
+        ".visible .entry k() { .reg .b32 %r<2>; .loc 1 2 3 mov.u32 %r1, %ctaid.x; .loc 2 4 5 .loc 1 5 6\n"
+        "ret; }\n";
+    ptx_module *m = parse_ok(src);
+    assert_int_equal(m->nitems, 6);
+    assert_int_equal(m->items[0].kind, PTX_ITEM_VERSION);
+    assert_int_equal(m->items[1].kind, PTX_ITEM_TARGET);
+    assert_int_equal(m->items[1].tok_end - m->items[1].tok_begin, 4);
+    assert_int_equal(m->items[2].kind, PTX_ITEM_ADDRESS_SIZE);
+    assert_int_equal(m->items[3].kind, PTX_ITEM_FILE);
+    assert_int_equal(m->items[3].tok_end - m->items[3].tok_begin, 3);
+    assert_int_equal(m->items[4].kind, PTX_ITEM_FILE);
+    assert_int_equal(m->items[4].tok_end - m->items[4].tok_begin, 7);
+    assert_string_equal(m->target, "sm_90a");
+    assert_int_equal(m->address_size, 64);
+    ptx_func *f = ptx_func_at(m, 0);
+    assert_int_equal(f->nstmts, 6); /* .reg, .loc, mov, .loc, .loc, ret */
+    assert_int_equal(f->stmts[1].kind, PTX_ST_DIRECTIVE);
+    assert_int_equal(f->stmts[1].tok_end - f->stmts[1].tok_begin, 4);
+    assert_int_equal(f->stmts[2].kind, PTX_ST_INSTR);
+    assert_true(ptx_stmt_opcode_root_is(m, &f->stmts[2], "mov"));
+    assert_int_equal(f->stmts[5].op_class, PTX_OP_RET);
+    assert_roundtrip(src, strlen(src));
+    ptx_module_free(m);
+    /* the operands of .target and .address_size may be on the next line; .version's may
+     * not (ptxas: "Missing .version directive") */
+    m = parse_ok(".version 8.0\n.target\nsm_90a\n, debug\n.address_size\n64\n");
+    assert_int_equal(m->nitems, 3);
+    assert_int_equal(m->address_size, 64);
+    ptx_module_free(m);
+}
+
 static void test_loc_and_file_lines(void **state) {
     (void)state;
-    /* .loc and .file end at the end of their line; no ';' */
+    /* .loc and .file take no ';'; they end where their grammar does (here at the line ends) */
     ptx_module *m = parse_ok(PTX_HDR
                              ".file 1 \"k.cu\"\n"
                              ".file 2 \"/usr/include/x.h\", 0, 0\n"
@@ -757,6 +794,13 @@ static void test_errors_module_scope(void **state) {
               "expected 32 or 64 after '.address_size', found '48'");
     parse_err(".version 8.0\n.target sm_90a\n.address_size\n", 4, 1,
               "expected 32 or 64 after '.address_size', found end of file");
+    /* .file and .loc end where their grammar does: a broken one is an error, not a line */
+    parse_err(PTX_HDR ".file x \"k.cu\"\n", 4, 7, "expected '.file INDEX \"NAME\"[, TIMESTAMP, SIZE]', found 'x'");
+    parse_err(PTX_HDR ".file 1 \"k.cu\", 5\n", 5, 1, "expected '.file INDEX \"NAME\"[, TIMESTAMP, SIZE]', found end");
+    parse_err(PTX_HDR ".visible .entry k()\n{\n\t.loc 1 2\n\tret;\n}\n", 7, 2,
+              "expected '.loc FILE LINE COLUMN[, function_name LABEL, inlined_at FILE LINE COLUMN]', found 'ret'");
+    parse_err(PTX_HDR ".visible .entry k()\n{\n\t.loc 1 2 3, inlined_at 1 2 3\n\tret;\n}\n", 6, 14,
+              "expected '.loc FILE LINE COLUMN[, function_name LABEL, inlined_at FILE LINE COLUMN]', found 'inlined_at'");
     parse_err(PTX_HDR ".section .debug_info\n.b8 1\n", 5, 1, "expected '{' after the section name, found '.b8'");
     parse_err(PTX_HDR ".section .debug_info {\n.b8 1\n", 6, 1,
               "expected '}' to close the section opened at line 4, found end of file");
@@ -863,6 +907,7 @@ int main(void) {
         cmocka_unit_test(test_operands),
         cmocka_unit_test(test_opcode_classes_and_queries),
         cmocka_unit_test(test_loc_and_file_lines),
+        cmocka_unit_test(test_directives_share_a_line),
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_roundtrip_inline),
         cmocka_unit_test(test_roundtrip_corpus_files),

@@ -6,6 +6,13 @@
 ; RUN: llvm-as %s -o %t.bc
 ; RUN: tidal-opt %t.bc --emit=ptx -p tidal -o %t2.ptx
 ; RUN: cmp %t.ptx %t2.ptx
+; RUN: tidal-opt %s --emit=ptx -p tidal --report=json -o /dev/null | FileCheck %s --check-prefix=JSON
+; JSON: {"file": "{{.*}}emit_ptx.ll", "note": "lowered to PTX by NVPTX; line numbers are of that PTX, which tidal-opt --emit=ptx without -p prints", "kernels": [
+; The line given is the .entry's line in the PTX that --emit=ptx prints.
+; RUN: tidal-opt %s --emit=ptx --arch sm_90a > %t.lowered.ptx
+; RUN: tidal-opt %s --emit=ptx --arch sm_90a -p tidal --report -o /dev/null | sed -n 's/.*rewritten saxpy (line \([0-9]*\)).*/\1/p' > %t.line
+; RUN: sed 's/$/p/' %t.line > %t.sed
+; RUN: sed -n -f %t.sed %t.lowered.ptx | grep -q '.entry saxpy('
 ;
 ; --emit=ptx lowers IR (text or bitcode) with the NVPTX target and then works
 ; on that PTX exactly as on a .ptx input: -p tidal is the PTX transform. LLVM
@@ -22,7 +29,8 @@ target triple = "nvptx64-nvidia-cuda"
 ; PLAIN-NOT:  __tidal
 ; SM90:       .target sm_90{{$}}
 
-; REPORT: {{.*}}emit_ptx.ll: 1 kernels, 1 rewritten, 0 refused
+; The report names the IR file, and says its line numbers are of the lowered PTX.
+; REPORT: {{.*}}emit_ptx.ll (lowered to PTX by NVPTX; line numbers are of that PTX, which tidal-opt --emit=ptx without -p prints): 1 kernels, 1 rewritten, 0 refused
 ; REPORT-NEXT: rewritten saxpy (line {{[0-9]+}}): no-barriers, {{[0-9]+}} registers added
 
 ; CHECK:       .weak .const .align 8 .u64 __tidal_ctl = 0;
