@@ -79,8 +79,7 @@ static int rewrite_file(const char *in, const char *out, const char *shown, cons
     tidal_report rep;
     int why;
     tidal_options opt = TIDAL_OPTIONS_DEFAULT;
-    const char *env_b = getenv("TIDAL_CASE_B");   /* --tidal-case-b sets it */
-    opt.case_b = env_b && *env_b && strcmp(env_b, "0");
+    tidal_options_from_env(&opt);   /* --tidal-case-b sets TIDAL_CASE_B */
     ptx_module *m = tidal_rewrite_file(in, shown, "tidal-nvcc", &opt, &rep, &why);
     if (!m && why < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));

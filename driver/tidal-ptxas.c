@@ -106,8 +106,7 @@ int main(int argc, char **argv) {
     bool off = false;
     const char *report_path = NULL;
     tidal_options opt = TIDAL_OPTIONS_DEFAULT;
-    const char *env_b = getenv("TIDAL_CASE_B");
-    if (env_b && *env_b && strcmp(env_b, "0")) opt.case_b = true;
+    tidal_options_from_env(&opt);
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (!args) return 70;
     int n = 0, input = -1;

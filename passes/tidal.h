@@ -49,6 +49,10 @@ typedef struct tidal_options {
 /* The default options: a clone per kernel, original entries verbatim. */
 #define TIDAL_OPTIONS_DEFAULT ((tidal_options){.reshaped_clone = true, .case_b = false})
 
+/* The drop-in drivers' options from the environment (their callers choose their arguments):
+ * TIDAL_CASE_B set and not "0" asks for case b. */
+void tidal_options_from_env(tidal_options *opt);
+
 /* Runs the transform on every kernel. Returns 0, or -1 on malformed input
  * (diag set). The report is owned by the module's arena. */
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag);

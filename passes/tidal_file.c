@@ -2,9 +2,16 @@
  * tidal-nvcc share (tidal.h, tidal_rewrite_file). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ptx.h"
 #include "tidal.h"
+
+void tidal_options_from_env(tidal_options *opt)
+{
+    const char *b = getenv("TIDAL_CASE_B");
+    if (b && *b && strcmp(b, "0")) opt->case_b = true;
+}
 
 ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, const tidal_options *opt,
                                tidal_report *rep, int *why)
