@@ -126,7 +126,7 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
   fi
   say "building tidal-ptxas and libtidal-preload.so into $B"
   mkdir -p "$B/obj" "$B/bin" "$B/lib"
-  CF="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Ipasses -Iruntime -Iabi -I${CUDA_HOME:-/usr/local/cuda}/include"
+  CF="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION=\"$(scripts/version.sh)\" -Wall -Wextra -Ipasses -Iruntime -Iabi -I${CUDA_HOME:-/usr/local/cuda}/include"
   local pids=() p
   for f in passes/*.c; do
     o=$B/obj/passes_$(basename "${f%.c}").o

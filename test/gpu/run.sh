@@ -98,7 +98,7 @@ elif (( build )); then
       nvptx=(-DTIDAL_HAVE_NVPTXCOMPILER -isystem "$CUDA_HOME/include" "$root/driver/cubin_nvptxcompiler.c"
              "$CUDA_HOME/lib64/libnvptxcompiler_static.a" -lpthread)
     fi
-    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I"$root/passes" -I"$root/runtime" -I"$root/abi" -I"$root/driver" \
+    if ! "$cc" -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION="\"$("$root/scripts/version.sh")\"" -I"$root/passes" -I"$root/runtime" -I"$root/abi" -I"$root/driver" \
          "$root"/passes/*.c "$root/driver/tidal-opt.c" "$root/driver/cubin.c" "$root/driver/exec.c" "${nvptx[@]}" \
          -o "$B/tidal-opt" -lm -ldl >"$B/logs/tidal-opt.build.log" 2>&1; then
       tee -a "$LOG" <"$B/logs/tidal-opt.build.log"

@@ -40,7 +40,7 @@ run_prog() {   # run_prog LABEL CMD...
   LAST_OUT=$out
 }
 
-CFLAGS="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I$root/passes -I$root/runtime -I$root/abi -I$CUDA_HOME/include"
+CFLAGS="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION=\"$("$root/scripts/version.sh")\" -Wall -Wextra -Werror -I$root/passes -I$root/runtime -I$root/abi -I$CUDA_HOME/include"
 build() {
   set -e
   echo "== build in $B"
