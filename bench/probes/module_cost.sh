@@ -19,7 +19,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
   "$B/tidal-opt" -p tidal "$B/k.ptx" -o "$B/t.ptx"
   "$B/tidal-opt" -p tidal --case-b "$B/k.ptx" -o "$B/tb.ptx"
   # tidal's module-scope declarations alone, added to the plain PTX (no clone)
-  grep -E '^\.(visible |weak )?(global|const|shared).*__tidal' "$B/t.ptx" > "$B/decls.txt" || true
+  grep -E '^\.((visible|weak) \.)?(global|const|shared).*__tidal' "$B/t.ptx" > "$B/decls.txt" || true
   awk -v d="$B/decls.txt" '/^\.address_size/ {print; while ((getline l < d) > 0) print l; next} {print}' "$B/k.ptx" > "$B/g.ptx"
   echo "tidal module declarations added for 'globals':"; cat "$B/decls.txt"
   for v in k t tb g; do "$CUDA_HOME/bin/ptxas" -arch=sm_90a "$B/$v.ptx" -o "$B/$v.cubin"; done
