@@ -7,6 +7,8 @@
 #   --quick             plumbing check: bert-base only, few iterations, one placement
 #   --only SIDE         unmod | tidal | report (default: both sides, then the report)
 #   --compile-only      build, compile and census only (fills the caches; no timing)
+#   --build-only        build tidal-ptxas and libtidal-preload.so (below) and stop: no GPU,
+#                       no PyTorch needed (make check runs it: the plain-gcc build stays sound)
 #   --models LIST       default bert-base,bert-large,resnet50
 #   --tidal-build DIR   take tidal-ptxas / libtidal-preload.so from DIR/bin, DIR/lib (e.g.
 #                       build/ of `make build`); default: build them here with gcc into
@@ -34,13 +36,14 @@ cd "$root" || exit 2
 start=$SECONDS
 PY=${PYTHON:-python3}
 
-quick=0 only="" compile_only=0 models="" tidal_build=${TIDAL_BUILD:-} load_cache="" save_cache=0 fresh=0
+quick=0 only="" build_only=0 compile_only=0 models="" tidal_build=${TIDAL_BUILD:-} load_cache="" save_cache=0 fresh=0
 extra=()
 while (($# > 0)); do
   case $1 in
     --quick) quick=1; shift ;;
     --only) only=${2:?--only needs unmod, tidal or report}; shift 2 ;;
     --compile-only) compile_only=1; shift ;;
+    --build-only) build_only=1; shift ;;
     --models) models=${2:?--models needs a list}; shift 2 ;;
     --tidal-build) tidal_build=${2:?--tidal-build needs a directory}; shift 2 ;;
     --load-cache) load_cache=${2:?--load-cache needs a directory}; shift 2 ;;
@@ -63,9 +66,9 @@ el() { echo $((SECONDS - start)); }
 say() { echo "[run.sh $(el)s] $*"; }
 
 say "bench/dnn/run.sh $(date -u +%FT%TZ) at $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (+ uncommitted changes)')"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total --format=csv,noheader 2>&1 | sed 's/^/  gpu: /'
-nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null | sed 's/^/  other process on the GPU: /'
-"$PY" -c 'import sys, torch, triton; print("  python %s, torch %s (CUDA %s), triton %s" % (sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__))' ||
+((build_only)) || nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total --format=csv,noheader 2>&1 | sed 's/^/  gpu: /'
+((build_only)) || nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null | sed 's/^/  other process on the GPU: /'
+((build_only)) || "$PY" -c 'import sys, torch, triton; print("  python %s, torch %s (CUDA %s), triton %s" % (sys.version.split()[0], torch.__version__, torch.version.cuda, triton.__version__))' ||
   { say "FAIL: $PY cannot import torch and triton"; exit 1; }
 
 common=(--out "$R" --work "$W")
@@ -155,6 +158,11 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
     "${rto[@]}" -ldl -lpthread -lrt || return 1
   say "built $B/bin/tidal-ptxas, $B/lib/libtidal-preload.so"
 }
+
+if ((build_only)); then
+  build_tidal "${TIDAL_DNN_BUILD:-$root/build-dnn}"
+  exit $?
+fi
 
 if [[ $only == "" || $only == tidal ]]; then
   if [[ -z $tidal_build ]]; then

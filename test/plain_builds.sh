@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# test/plain_builds.sh DIR -- the GPU suites and bench/dnn build tidal with plain gcc (the
+# GPU machine has no CMake deps); those builds are only run there, so a change that breaks
+# them (a new -D the CMake build passes, a new source file) used to surface only on the
+# H200. This builds all three here, without a GPU, into DIR.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+d=${1:?usage: plain_builds.sh DIR}
+mkdir -p "$d"
+pass=0 fail=0
+step() {   # step NAME LOG CMD...
+  local name=$1 log=$2; shift 2
+  if "$@" >"$log" 2>&1; then
+    echo "PASS plain-build.$name"; pass=$((pass + 1))
+  else
+    echo "FAIL plain-build.$name (exit $?): last lines of $log:"; tail -15 "$log" | sed 's/^/  | /'; fail=$((fail + 1))
+  fi
+}
+step gpu-rewrite-suite "$d/gpu.log" env TIDAL_GPU_BUILD="$d/gpu" OUT="$d/gpu-out" "$root/test/gpu/run.sh" --build-only
+step gpu-runtime-suite "$d/gpu-rt.log" env TIDAL_GPU_RT_BUILD="$d/gpu-rt" OUTDIR="$d/gpu-rt-out" "$root/test/gpu/runtime/run.sh" --build-only
+step bench-dnn "$d/dnn.log" env TIDAL_DNN_BUILD="$d/dnn" OUT="$d/dnn-out" BENCH_DNN_CACHE="$d/dnn-cache" "$root/bench/dnn/run.sh" --build-only
+echo "$pass passed, $fail failed"
+(( fail == 0 ))
