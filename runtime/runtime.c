@@ -279,6 +279,12 @@ static int apply_env_partition(void)
     return TIDAL_OK;
 }
 
+static int init_driver_locked(unsigned flags);
+
+/* The first launch libtidal sees may be inside a stream capture (a program that captures
+ * its first kernels into a graph): init's allocations and synchronizations would then
+ * invalidate the user's capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED). They run in
+ * relaxed capture mode: they are libtidal's own, on its own streams, not the graph's. */
 static int init_locked(unsigned flags)
 {
     if (rt.initialized) return TIDAL_OK;
@@ -290,6 +296,14 @@ static int init_locked(unsigned flags)
             return tidal__fail(TIDAL_ERR_NO_DRIVER, "%s", err);
         rt.cu = &rt.cu_table;
     }
+    CUstreamCaptureMode mode = rt_capture_relax();
+    int st = init_driver_locked(flags);
+    rt_capture_restore(mode);
+    return st;
+}
+
+static int init_driver_locked(unsigned flags)
+{
     CU_TRY(rt.cu->Init(0), "cuInit");
     CUcontext ctx = NULL;
     CU_TRY(rt.cu->CtxGetCurrent(&ctx), "cuCtxGetCurrent");

@@ -60,15 +60,40 @@ static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
     return CUDA_SUCCESS;
 }
 static int alloc_fail;
+/* Stream capture in global mode forbids "unsafe" calls (allocations, synchronizations) on
+ * every thread whose capture mode is not relaxed; fake_capture_strict makes the fake
+ * enforce it while fake_capturing, counting each violation. */
+static int fake_capture_strict, fake_capture_violations;
+static CUstreamCaptureMode fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+static int fake_capturing;
+static int capture_forbids(void)
+{
+    if (!fake_capture_strict || !fake_capturing || fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED) return 0;
+    fake_capture_violations++;
+    return 1;
+}
+static CUresult f_capmode(CUstreamCaptureMode *m)
+{
+    CUstreamCaptureMode old = fake_thread_mode;
+    fake_thread_mode = *m;
+    *m = old;
+    return CUDA_SUCCESS;
+}
 static CUresult f_alloc(CUdeviceptr *p, size_t n)
 {
     if (alloc_fail) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     void *m = calloc(1, n);
     *p = (CUdeviceptr)m;
     return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 static CUresult f_free(CUdeviceptr p) { free((void *)p); return CUDA_SUCCESS; }
-static CUresult f_allochost(void **p, size_t n) { *p = calloc(1, n); return CUDA_SUCCESS; }
+static CUresult f_allochost(void **p, size_t n)
+{
+    if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    *p = calloc(1, n);
+    return CUDA_SUCCESS;
+}
 static CUresult f_freehost(void *p) { free(p); return CUDA_SUCCESS; }
 static int fake_memsets;
 static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
@@ -82,7 +107,11 @@ static CUresult f_htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { (vo
 static CUresult f_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)d, n); return CUDA_SUCCESS; }
 static CUresult f_screate(CUstream *s, unsigned fl) { (void)fl; *s = (CUstream)0x5000; return CUDA_SUCCESS; }
 static CUresult f_sdestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
-static CUresult f_ssync(CUstream s) { (void)s; return CUDA_SUCCESS; }
+static CUresult f_ssync(CUstream s)
+{
+    (void)s;
+    return capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
 static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
 {
     fake_module *fm = (fake_module *)m;
@@ -179,7 +208,7 @@ static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params,
 }
 
 /* Events: "running" until fake_finish_all(); capture status from fake_capturing. */
-static int fake_running = 1, fake_capturing = 0;
+static int fake_running = 1;
 static CUresult f_evcreate(CUevent *e, unsigned fl) { (void)fl; *e = (CUevent)calloc(1, 8); return CUDA_SUCCESS; }
 static CUresult f_evrecord(CUevent e, CUstream s) { (void)e; (void)s; return CUDA_SUCCESS; }
 static CUresult f_evquery(CUevent e) { (void)e; return fake_running ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
@@ -225,6 +254,7 @@ static tidal_cu fake = {
     .FuncGetParamInfo = f_paraminfo, .FuncGetAttribute = f_fnattr, .FuncSetAttribute = f_fnsetattr,
     .FuncLoad = f_fnload, .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
     .LaunchKernelEx = f_launchex,
+    .ThreadExchangeStreamCaptureMode = f_capmode,
 };
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
@@ -246,6 +276,8 @@ static void fake_reset(void)
     alloc_fail = 0;
     fake_running = 1;
     fake_capturing = 0;
+    fake_capture_strict = fake_capture_violations = 0;
+    fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
     fake_capture_id = 0;
     fake_memsets = 0;
     fake_ms = 0.005f;

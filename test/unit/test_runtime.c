@@ -670,6 +670,27 @@ static void test_env_partition(void **state)
     assert_int_equal(tidal_init(0), TIDAL_OK);
 }
 
+/* The first launch libtidal sees may be inside a global-mode stream capture: its init
+ * (allocations, a partition from TIDAL_PARTITION, synchronizations) must neither fail nor
+ * invalidate the user's capture. On the H200 it failed with CUDA_ERROR_STREAM_CAPTURE_
+ * UNSUPPORTED from cuMemAllocHost and broke the program's graph (bench/probes/env_cost). */
+static void test_init_inside_capture(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    setenv("TIDAL_PARTITION", "ls:0-65", 1);
+    fake_capturing = 1;
+    fake_capture_strict = 1;
+    assert_int_equal(tidal__ensure_init(), 0);
+    assert_int_equal(fake_capture_violations, 0);
+    assert_int_equal(fake_thread_mode, CU_STREAM_CAPTURE_MODE_GLOBAL);   /* the thread's mode put back */
+    tidal_part *p;
+    assert_int_equal(tidal_partition_find("ls", &p), TIDAL_OK);
+    fake_capture_strict = 0;
+    fake_capturing = 0;
+    unsetenv("TIDAL_PARTITION");
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -695,6 +716,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_module_attach, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flow_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_init_inside_capture, setup, teardown),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }
