@@ -22,10 +22,22 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
   grep -E '^\.((visible|weak) \.)?(global|const|shared).*__tidal' "$B/t.ptx" > "$B/decls.txt" || true
   awk -v d="$B/decls.txt" '/^\.address_size/ {print; while ((getline l < d) > 0) print l; next} {print}' "$B/k.ptx" > "$B/g.ptx"
   echo "tidal module declarations added for 'globals':"; cat "$B/decls.txt"
-  for v in k t tb g; do "$CUDA_HOME/bin/ptxas" -arch=sm_90a "$B/$v.ptx" -o "$B/$v.cubin"; done
+  # one declaration at a time: which one costs?
+  add_decl() {   # add_decl OUT TEXT: the plain PTX with TEXT after .address_size
+    awk -v t="$2" '/^\.address_size/ {print; print t; next} {print}' "$B/k.ptx" > "$B/$1.ptx"
+  }
+  add_decl c1 '.weak .const .align 8 .u64 __tidal_ctl = 0;'
+  add_decl c0 '.weak .const .align 8 .u64 __tidal_ctl;'
+  add_decl g1 '.weak .global .align 4 .u32 __tidal_rewritten_v3 = 1;'
+  add_decl g0 '.weak .global .align 1 .b8 k_pw__tidal_nparams[3];'
+  add_decl e0 $'.weak .entry __tidal_rewritten_v4()\n{\n\tret;\n}'
+  for v in k t tb g c1 c0 g1 g0 e0; do "$CUDA_HOME/bin/ptxas" -arch=sm_90a "$B/$v.ptx" -o "$B/$v.cubin"; done
   gcc -std=c17 -O2 -I"$CUDA_HOME/include" "$here/module_cost.c" -o "$B/module_cost" -L"$CUDA_HOME/lib64/stubs" -lcuda
   set +e
   "$B/module_cost" plain="$B/k.cubin" rewritten="$B/t.cubin" case-b="$B/tb.cubin" globals="$B/g.cubin" plain2="$B/k.cubin"
+  echo "== one tidal declaration each"
+  "$B/module_cost" plain="$B/k.cubin" const-init="$B/c1.cubin" const="$B/c0.cubin" global-init="$B/g1.cubin" \
+    global-sized="$B/g0.cubin" entry="$B/e0.cubin" plain2="$B/k.cubin"
   echo "== again, reversed load order"
   "$B/module_cost" plain="$B/k.cubin" globals="$B/g.cubin" case-b="$B/tb.cubin" rewritten="$B/t.cubin" plain2="$B/k.cubin"
 } 2>&1 | tee "$OUT/module-cost.log"
