@@ -6,10 +6,16 @@
  * offsets below.
  *
  * How a rewritten kernel finds its state:
- *  - every rewritten module defines   .weak .const .align 8 .u64 __tidal_ctl = 0;
- *    The runtime writes a device pointer to a tidal_partition there once, after
- *    loading the module. 0 means "no runtime": the original entry runs its verbatim
- *    copy of the original body (launch case a).
+ *  - every rewritten module defines the marker TIDAL_MARKER_SYMBOL, a .global whose
+ *    byte size says whether the module also has __tidal_ctl: TIDAL_MARKER_BYTES (4)
+ *    no, TIDAL_MARKER_BYTES_CASE_B (8) yes. Only modules rewritten with case b
+ *    (tidal-opt --case-b) define   .weak .const .align 8 .u64 __tidal_ctl = 0;
+ *    because a module-scope .const makes every kernel of the module 0.24 us slower
+ *    per launch on the H200, used or not (bench/probes/module_cost.sh). The runtime
+ *    writes a device pointer to a tidal_partition there once, after loading the
+ *    module. 0 means "no runtime": the original entry runs its verbatim copy of the
+ *    original body (launch case a). Without case b the original entries are
+ *    byte-identical and a clone launched with partition 0 traps.
  *  - the original entry keeps its name and parameters. Launched with the original
  *    grid while __tidal_ctl is set (case b: a launch the runtime did not see), it
  *    runs the protocol in probe mode: it finds a slot by its %gridid, and the
@@ -29,6 +35,8 @@
 #define TIDAL_RESHAPED_SUFFIX "__tidal_reshaped"
 #define TIDAL_MAX_SMS 256
 #define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v3" /* .global defined in rewritten modules */
+#define TIDAL_MARKER_BYTES 4                       /* the marker's size: no __tidal_ctl */
+#define TIDAL_MARKER_BYTES_CASE_B 8                /* the marker's size: __tidal_ctl too (case b) */
 /* Largest logical grid the protocol runs masked (the claim and guard words' fields);
  * a larger grid runs its original body (case b) or is launched as given (case c). */
 #define TIDAL_MAX_LOGICAL 16777216 /* 1 << 24; plain literals: the PTX text is built from them */

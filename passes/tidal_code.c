@@ -55,11 +55,18 @@ const char tidal_values_original_grid[] =
     "\tmov.u64 \t%tdl_key, %gridid;\n"
     "\tmov.u64 \t%tdl_hist, 0;\n" PID_AND_SH;
 
+/* A clone launched with partition 0 takes the module's __tidal_ctl: only in modules
+ * rewritten with case b, the only ones that define it. @CTL@ in the clone's texts
+ * becomes this there, nothing elsewhere (a module-scope .const costs every kernel of the
+ * module 0.24 us per launch on the H200, used or not: bench/probes/module_cost.sh). */
+const char tidal_ctl_fallback[] =
+    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
+    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n";
+
 /* Launch values of the clone (case c), from its tidal_launch parameter. */
 const char tidal_values_reshaped_grid[] =
     "\tld.param.u64 \t%tdl_ctl, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_PARTITION) "];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
-    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "@CTL@"
     "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID) "];\n"
     "\tld.param.v2.u32 \t{%tdl_nz, %tdl_chunk}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID_Z) "];\n"
     "\tld.param.v2.u32 \t{%tdl_slotix, %tdl_epoch}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SLOT) "];\n"
@@ -102,8 +109,7 @@ const char tidal_prologue_original_grid[] =
 const char tidal_prologue_reshaped_grid[] =
     "// tidal: control block and logical grid (reshaped launch)\n"
     "\tld.param.u64 \t%tdl_ctl, [__tidal_launch];\n"
-    "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
-    "\t@%tdl_p ld.const.u64 \t%tdl_ctl, [__tidal_ctl];\n"
+    "@CTL@"
     "\tsetp.eq.u64 \t%tdl_p, %tdl_ctl, 0;\n"
     "\t@%tdl_p trap;\n"
     "\tld.param.v2.u32 \t{%tdl_nx, %tdl_ny}, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID) "];\n"

@@ -49,6 +49,7 @@ extern const char tidal_prologue_original_grid[];
 extern const char tidal_prologue_reshaped_grid[];
 extern const char tidal_values_original_grid[];
 extern const char tidal_values_reshaped_grid[];
+extern const char tidal_ctl_fallback[];
 extern const char tidal_prologue_common[];
 extern const char tidal_epilogue_head[];
 extern const char tidal_epilogue_tail[];

@@ -37,6 +37,7 @@ typedef struct ctx {
     uint32_t nf;
     uint32_t module_prefix_tok; /* a module-scope name tidal would define, or UINT32_MAX */
     bool already_ran;           /* the pass already rewrote this module in this process */
+    bool ctl;                   /* the module defines __tidal_ctl (case b asked for) */
 } ctx;
 
 static bool reserved_name(const ptx_module *m, uint32_t t) {
@@ -426,7 +427,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
 
 /* The skeleton's text with its placeholders filled for one entry: the original
  * (clone = false) or the reshaped clone. */
-static char *expand(const char *text, unsigned bar_id, bool clone) {
+static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl) {
     char bar[8];
     snprintf(bar, sizeof bar, "%u", bar_id);
     char *snip[4] = {tidal_snippet_ptx(&tidal_snippet_enter), tidal_snippet_ptx(&tidal_snippet_claim),
@@ -441,6 +442,7 @@ static char *expand(const char *text, unsigned bar_id, bool clone) {
         {"@START@", snip[3]},
         {"@VALUES@", clone ? tidal_values_reshaped_grid : tidal_values_original_grid},
         {"@LOGICAL@", clone ? tidal_reshaped_reload : tidal_original_reload},
+        {"@CTL@", ctl ? tidal_ctl_fallback : ""},
     };
     sbuf b = {0};
     sb_str(&b, "");
@@ -457,6 +459,14 @@ static char *expand(const char *text, unsigned bar_id, bool clone) {
     }
     for (int i = 0; i < 4; i++) free(snip[i]);
     return b.p;
+}
+
+/* Twice: a filled-in text may hold a placeholder itself (@VALUES@ holds @CTL@). */
+static char *expand(const char *text, unsigned bar_id, bool clone, bool ctl) {
+    char *once = expand_once(text, bar_id, clone, ctl);
+    char *twice = expand_once(once, bar_id, clone, ctl);
+    free(once);
+    return twice;
 }
 
 static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
@@ -541,7 +551,7 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&p, clone ? tidal_prologue_reshaped_grid : tidal_prologue_original_grid);
         sb_str(&p, clone ? tidal_values_reshaped_grid : tidal_values_original_grid);
         sb_str(&p, tidal_prologue_common);
-        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone);
+        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone, c->ctl);
         free(p.p);
     }
     uint32_t at = 0;
@@ -590,8 +600,8 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&e, line);
     }
     sb_str(&e, tidal_epilogue_tail);
-    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false);
-    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true);
+    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false, c->ctl);
+    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true, c->ctl);
     free(e.p);
     pc->at[PIECE_EPILOGUE] = ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, pc->original[PIECE_EPILOGUE]);
     pc->original[PIECE_DIRECT] = original;
@@ -647,7 +657,7 @@ static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
     tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
-    ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX};
+    ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX, .ctl = opt->case_b};
     /* Names tidal defines at module scope (__tidal_ctl, the marker, the clones'
      * *__tidal_reshaped and their __tidal_launch parameter) must be free outside
      * function bodies: a second run would define them again. */
@@ -655,7 +665,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         const ptx_item *it = &m->items[i];
         if (it->text) {
             /* already rewritten in this process (-p tidal,tidal) */
-            if (strstr(it->text, TIDAL_CTL_SYMBOL)) c.already_ran = true;
+            if (strstr(it->text, TIDAL_MARKER_SYMBOL)) c.already_ran = true;
             continue;
         }
         uint32_t end = it->tok_end;
@@ -741,10 +751,19 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
             uint8_t kd = m->items[it].kind;
             if (kd == PTX_ITEM_VERSION || kd == PTX_ITEM_TARGET || kd == PTX_ITEM_ADDRESS_SIZE) at = it + 1;
         }
-        ptx_item_insert(m, at, PTX_ITEM_VAR,
-                        "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
-                        ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
-                        ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
+        /* The marker's size says whether the module has __tidal_ctl (abi/tidal_abi.h): a
+         * module-scope .const costs every kernel of the module 0.24 us per launch on
+         * the H200 (bench/probes/module_cost.sh), so only case b defines one. */
+        if (c.ctl)
+            ptx_item_insert(m, at, PTX_ITEM_VAR,
+                            "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
+                            ".weak .const .align 8 .u64 " TIDAL_CTL_SYMBOL " = 0;\n"
+                            "// tidal: the module is rewritten; 8 bytes: it has " TIDAL_CTL_SYMBOL " (case b)\n"
+                            ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL "[2] = {1, 1};");
+        else
+            ptx_item_insert(m, at, PTX_ITEM_VAR,
+                            "\n// tidal: the module is rewritten (abi/tidal_abi.h); 4 bytes: no control-block pointer\n"
+                            ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
     }
     for (uint32_t i = 0; i < c.nf; i++) pieces_free(&pcs[i]);
     free(pcs);

@@ -89,9 +89,10 @@ static void fn_classify(rt_fn *e)
         e->kind = FN_CLONE;   /* launched directly by someone who knows the ABI */
         return;
     }
-    /* First launch from this module: its __tidal_ctl follows the default partition, so
-     * launches that bypass libtidal run case b there. */
-    if (!m->ctl && rt.default_part) rt_module_set_ctl(m, rt.default_part);
+    /* First launch from a case-b module: its __tidal_ctl follows the default partition,
+     * so launches that bypass libtidal run case b there. (Without case b there is no
+     * such word; make_plan falls back to the default partition by itself.) */
+    if (m->has_ctl && !m->ctl && rt.default_part) rt_module_set_ctl(m, rt.default_part);
     char *cname = malloc(n + sl + 1);
     if (!cname) return;
     memcpy(cname, name, n);

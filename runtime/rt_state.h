@@ -89,7 +89,9 @@ typedef struct rt_duration {
 typedef struct rt_module {
     CUmodule mod;
     int rewritten;
-    struct tidal_part *ctl;  /* what __tidal_ctl was set to (NULL: still 0) */
+    int has_ctl;             /* defines __tidal_ctl (rewritten with case b: an 8-byte marker) */
+    struct tidal_part *ctl;  /* the partition it is attached to; with has_ctl, what __tidal_ctl
+                              * was set to (NULL: still 0) */
 } rt_module;
 
 enum { FN_UNKNOWN, FN_REWRITTEN, FN_REFUSED, FN_CLONE };

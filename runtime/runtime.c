@@ -672,6 +672,7 @@ rt_module *rt_module_get(CUmodule m)
     CUdeviceptr d;
     size_t bytes;
     r->rewritten = rt.cu->ModuleGetGlobal(&d, &bytes, m, TIDAL_MARKER_SYMBOL) == CUDA_SUCCESS;
+    r->has_ctl = r->rewritten && bytes >= TIDAL_MARKER_BYTES_CASE_B;
     if (r->rewritten) rt_module_load_all(m);
     return r;
 }
@@ -679,6 +680,14 @@ rt_module *rt_module_get(CUmodule m)
 int rt_module_set_ctl(rt_module *m, struct tidal_part *p)
 {
     if (m->ctl == p) return TIDAL_OK;
+    if (!m->has_ctl) {
+        /* no device word to write (no case b): the attachment is libtidal's alone, and
+         * may move (launches from unbound streams follow it as clones) */
+        if (m->ctl) m->ctl->bound--;
+        m->ctl = p;
+        p->bound++;
+        return TIDAL_OK;
+    }
     if (m->ctl)
         return tidal__fail(TIDAL_ERR_BUSY, "module's __tidal_ctl already names partition \"%s\" (written once)",
                            m->ctl->name);

@@ -17,13 +17,16 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=$CUDA_HOME/bin/nvcc; [[ -x $NVCC ]] || NVCC=nvcc
 opt=${TIDAL_OPT:-}
 if [[ -z $opt ]]; then
-  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -Ipasses -Iruntime -Iabi -Idriver passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
+  gcc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION="\"$(scripts/version.sh)\"" -Ipasses -Iruntime -Iabi -Idriver passes/*.c driver/tidal-opt.c driver/cubin.c driver/exec.c \
     -o "$B/tidal-opt" -lm -ldl
   opt=$B/tidal-opt
 fi
 "$NVCC" -arch=sm_90a -ptx bench/gpu/bench_kernels.cu -o "$B/bench_kernels.ptx"
 # --case-b: the bench measures launch case b too (case a is then a case-b module's original)
 "$opt" -p tidal --case-b --report "$B/bench_kernels.ptx" -o "$B/bench_kernels.tidal.ptx"
+# and the default rewrite (no case b): the tiny section's c-epoch* / c-static* rows
+"$opt" -p tidal "$B/bench_kernels.ptx" -o "$B/bench_kernels.tidal-default.ptx"
+export TIDAL_BENCH_DEFAULT_PTX=$B/bench_kernels.tidal-default.ptx
 "$NVCC" -std=c++17 -O2 -arch=sm_90a -Iabi bench/gpu/tidal_bench.cu -o "$B/tidal_bench" -L"$CUDA_HOME/lib64/stubs" -lcuda
 if (( build_only )); then echo "built $B/tidal_bench, $B/bench_kernels.ptx, $B/bench_kernels.tidal.ptx"; exit 0; fi
 log=$R/tidal-bench${1:+-$1}.log

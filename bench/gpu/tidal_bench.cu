@@ -160,15 +160,26 @@ int main(int argc, char** argv) {
     CUfunction fto, ftr, ftc;
     CK(cuModuleGetFunction(&fto, mo, "tiny")); CK(cuModuleGetFunction(&ftr, mr, "tiny"));
     CK(cuModuleGetFunction(&ftc, mr, "tiny" TIDAL_RESHAPED_SUFFIX));
+    CUfunction ftn = nullptr;   // the clone of the default rewrite (TIDAL_BENCH_DEFAULT_PTX)
+    if (const char* dp = getenv("TIDAL_BENCH_DEFAULT_PTX")) {
+      CUmodule mn; char* src = slurp(dp);
+      CK(cuModuleLoadData(&mn, src));
+      CK(cuModuleGetFunction(&ftn, mn, "tiny" TIDAL_RESHAPED_SUFFIX));
+    }
     set_mask(0, nsm);
     CUevent e0, e1; CK(cuEventCreate(&e0, 0)); CK(cuEventCreate(&e1, 0));
     for (unsigned blocks : {1u, 264u}) {
-      struct V { const char* name; Mode m; bool ctl; float eager, graph; };
-      V vs[] = {{"original", ORIG, false, 0, 0}, {"case a", REWRITTEN, false, 0, 0}, {"case b", REWRITTEN, true, 0, 0},
-                {"c-probe", C_PROBE, false, 0, 0}, {"c-epoch", C_EPOCH, false, 0, 0}, {"c-static", C_STATIC, false, 0, 0},
-                {"original", ORIG, false, 0, 0}};   // the original again last: the baseline is the better of the two
+      struct V { const char* name; Mode m; bool ctl; float eager, graph; bool nb; };
+      // c-epoch* / c-static*: the clone from the module rewritten the default way (no case b:
+      // no __tidal_ctl, whose module-scope .const costs every kernel of the module)
+      V vs[] = {{"original", ORIG, false, 0, 0, false}, {"case a", REWRITTEN, false, 0, 0, false},
+                {"case b", REWRITTEN, true, 0, 0, false}, {"c-probe", C_PROBE, false, 0, 0, false},
+                {"c-epoch", C_EPOCH, false, 0, 0, false}, {"c-static", C_STATIC, false, 0, 0, false},
+                {"c-epoch*", C_EPOCH, false, 0, 0, true}, {"c-static*", C_STATIC, false, 0, 0, true},
+                {"original", ORIG, false, 0, 0, false}};   // the original again last: the baseline is the better of the two
       for (V& v : vs) {
-        CUfunction f = v.m == ORIG ? fto : v.m == REWRITTEN ? ftr : ftc;
+        if (v.nb && !ftn) continue;
+        CUfunction f = v.nb ? ftn : v.m == ORIG ? fto : v.m == REWRITTEN ? ftr : ftc;
         attach(v.ctl);
         // workers = blocks: one logical block each (c-static: covering, base = blocks)
         tidal_launch tl = plan(v.m, part, blocks, 1, 1, blocks, &g_main);
@@ -214,11 +225,13 @@ int main(int argc, char** argv) {
       float b_e = std::min(vs[0].eager, vs[nv - 1].eager), b_g = std::min(vs[0].graph, vs[nv - 1].graph);
       for (int i = 0; i < nv; i++) {
         const V& v = vs[i];
+        if (v.nb && !ftn) continue;
         printf("%-7u %-9s %9.2f %7.3f %+8.2f %9.2f %7.3f %+8.2f\n", blocks, i == nv - 1 ? "original'" : v.name, v.eager, v.eager / b_e,
                v.eager - b_e, v.graph, v.graph / b_g, v.graph - b_g);
       }
     }
-    printf("(original' = the original measured again after the others; ratios and diffs are against the better of the two)\n");
+    printf("(original' = the original measured again after the others; ratios and diffs are against the better of the two;\n"
+           " * = the clone of the default rewrite: no case b, no __tidal_ctl in the module)\n");
     attach(false);
     CK(cuEventDestroy(e0)); CK(cuEventDestroy(e1));
     CK(cuMemFree(cnt));

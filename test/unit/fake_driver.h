@@ -24,6 +24,7 @@ typedef struct fake_module {
     uint32_t marker;
     const char *names[4];
     struct fake_fn *fns[4];
+    int case_b;      /* rewritten with case b: defines __tidal_ctl, 8-byte marker */
 } fake_module;
 
 typedef struct fake_fn {
@@ -116,8 +117,12 @@ static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name
 {
     fake_module *fm = (fake_module *)m;
     if (!fm->rewritten) return CUDA_ERROR_NOT_FOUND;
-    if (strcmp(name, TIDAL_CTL_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->ctl; *n = 8; return CUDA_SUCCESS; }
-    if (strcmp(name, TIDAL_MARKER_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->marker; *n = 4; return CUDA_SUCCESS; }
+    if (fm->case_b && strcmp(name, TIDAL_CTL_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->ctl; *n = 8; return CUDA_SUCCESS; }
+    if (strcmp(name, TIDAL_MARKER_SYMBOL) == 0) {
+        *p = (CUdeviceptr)&fm->marker;
+        *n = fm->case_b ? TIDAL_MARKER_BYTES_CASE_B : TIDAL_MARKER_BYTES;
+        return CUDA_SUCCESS;
+    }
     return CUDA_ERROR_NOT_FOUND;
 }
 static CUresult f_getfn(CUfunction *f, CUmodule m, const char *name)
@@ -263,8 +268,8 @@ static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0};
 static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0};
 static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0};
 static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0};
-static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}};
-static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}};
+static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}, 1};
+static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0};
 
 
 static void fake_reset(void)
@@ -272,6 +277,7 @@ static void fake_reset(void)
     fk.mod = fkc.mod = fr.mod = &mrw;
     fu.mod = &mplain;
     mrw.ctl = 0;
+    mrw.case_b = 1;
     fk.max_dyn_smem = fkc.max_dyn_smem = 0;
     alloc_fail = 0;
     fake_running = 1;

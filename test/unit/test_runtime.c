@@ -691,6 +691,29 @@ static void test_init_inside_capture(void **state)
     unsetenv("TIDAL_PARTITION");
 }
 
+/* A module rewritten without case b has no __tidal_ctl (a module-scope .const slows
+ * every kernel of its module): attaching it writes nothing to the device, may move, and
+ * launches from unbound streams follow it as clones. */
+static void test_module_attach_no_case_b(void **state)
+{
+    (void)state;
+    mrw.case_b = 0;
+    tidal_part *a, *b;
+    assert_int_equal(tidal_partition_create("a", "0-7", &a), TIDAL_OK);
+    assert_int_equal(tidal_partition_create("b", "8-15", &b), TIDAL_OK);
+    assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);
+    assert_int_equal(mrw.ctl, 0);   /* no device word */
+    tidal_launch tl = launch_k(NULL, 300, (CUstream)0x5b);
+    assert_int_not_equal(tl.partition, 0);
+    assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[0], 0xffull);
+    assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_OK);   /* moves */
+    tl = launch_k(NULL, 300, (CUstream)0x5b);
+    assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[0], 0xff00ull);
+    assert_int_equal(tidal_partition_destroy(a), TIDAL_OK);   /* no longer attached */
+    assert_int_equal(tidal_partition_destroy(b), TIDAL_ERR_BUSY);
+    assert_int_equal(mrw.ctl, 0);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -717,6 +740,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flow_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_inside_capture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_module_attach_no_case_b, setup, teardown),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

@@ -33,8 +33,9 @@ target triple = "nvptx64-nvidia-cuda"
 ; REPORT: {{.*}}emit_ptx.ll (lowered to PTX by NVPTX; line numbers are of that PTX, which tidal-opt --emit=ptx without -p prints): 1 kernels, 1 rewritten, 0 refused
 ; REPORT-NEXT: rewritten saxpy (line {{[0-9]+}}): no-barriers, {{[0-9]+}} registers added
 
-; CHECK:       .weak .const .align 8 .u64 __tidal_ctl = 0;
-; CHECK-NEXT:  .weak .global .align 4 .u32 __tidal_rewritten_v{{[0-9]+}} = 1;
+; No __tidal_ctl without case b: a module-scope .const slows every kernel of the module.
+; CHECK-NOT:   __tidal_ctl
+; CHECK:       .weak .global .align 4 .u32 __tidal_rewritten_v{{[0-9]+}} = 1;
 ; CHECK-LABEL: .visible .entry saxpy(
 ; CHECK-NOT:   %tdl_
 ; CHECK-LABEL: .visible .entry saxpy__tidal_reshaped(
