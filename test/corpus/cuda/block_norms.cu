@@ -3,41 +3,32 @@
 // that are entirely masked, a ragged column tail and a thread-0 statistics store.
 #include <cmath>
 
-__device__ __forceinline__ float warp_max(float v)
+struct MaxOp {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    static constexpr float identity = -INFINITY;
+};
+struct SumOp {
+    __device__ float operator()(float a, float b) const { return a + b; }
+    static constexpr float identity = 0.0f;
+};
+
+template <class Op>
+__device__ __forceinline__ float warp_allreduce(float v, Op op)
 {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-__device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
 
-template <int BLOCK>
-__device__ float block_allreduce_max(float v, float *smem)
+// Every thread gets the block's result: warp results through shared memory, a second
+// warp round, thread 0 publishes.
+template <int BLOCK, class Op>
+__device__ float block_allreduce(float v, float *smem, Op op)
 {
-    v = warp_max(v);
+    v = warp_allreduce(v, op);
     if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
     __syncthreads();
-    v = threadIdx.x < BLOCK / 32 ? smem[threadIdx.x] : -INFINITY;
-    v = warp_max(v);
-    __syncthreads();
-    if (threadIdx.x == 0) smem[0] = v;
-    __syncthreads();
-    v = smem[0];
-    __syncthreads();
-    return v;
-}
-
-template <int BLOCK>
-__device__ float block_allreduce_sum(float v, float *smem)
-{
-    v = warp_sum(v);
-    if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
-    __syncthreads();
-    v = threadIdx.x < BLOCK / 32 ? smem[threadIdx.x] : 0.0f;
-    v = warp_sum(v);
+    v = threadIdx.x < BLOCK / 32 ? smem[threadIdx.x] : Op::identity;
+    v = warp_allreduce(v, op);
     __syncthreads();
     if (threadIdx.x == 0) smem[0] = v;
     __syncthreads();
@@ -64,11 +55,11 @@ __global__ void __launch_bounds__(BLOCK) masked_softmax_rows(const float *__rest
     float m = -INFINITY;
     for (int c = threadIdx.x; c < cols; c += BLOCK)
         if (mask[(size_t)blockIdx.x * cols + c]) m = fmaxf(m, row[c]);
-    m = block_allreduce_max<BLOCK>(m, smem);
+    m = block_allreduce<BLOCK>(m, smem, MaxOp());
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += BLOCK)
         if (mask[(size_t)blockIdx.x * cols + c]) s += __expf(row[c] - m);
-    s = block_allreduce_sum<BLOCK>(s, smem);
+    s = block_allreduce<BLOCK>(s, smem, SumOp());
     const float inv = 1.0f / s;
     for (int c = threadIdx.x; c < cols; c += BLOCK)
         orow[c] = mask[(size_t)blockIdx.x * cols + c] ? __expf(row[c] - m) * inv : 0.0f;
@@ -87,10 +78,10 @@ __global__ void __launch_bounds__(BLOCK) layernorm_rows(const float *__restrict_
     const float *row = x + (size_t)blockIdx.x * cols;
     float s = 0.0f;
     for (int c = threadIdx.x; c < cols; c += BLOCK) s += row[c];
-    const float mean = block_allreduce_sum<BLOCK>(s, smem) / cols;
+    const float mean = block_allreduce<BLOCK>(s, smem, SumOp()) / cols;
     float v = 0.0f;
     for (int c = threadIdx.x; c < cols; c += BLOCK) { float d = row[c] - mean; v += d * d; }
-    const float rstd = rsqrtf(block_allreduce_sum<BLOCK>(v, smem) / cols + eps);
+    const float rstd = rsqrtf(block_allreduce<BLOCK>(v, smem, SumOp()) / cols + eps);
     for (int c = threadIdx.x; c < cols; c += BLOCK)
         y[(size_t)blockIdx.x * cols + c] = (row[c] - mean) * rstd * gamma[c] + beta[c];
     if (threadIdx.x == 0) {
