@@ -36,11 +36,12 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *out);
 void tidal_facts_merge(tidal_facts *into, const tidal_facts *from);
 
 /* Convergence of exits: true when no thread can leave the kernel body while
- * another thread of the CTA may still reach a CTA barrier. `callee_barrier`
- * says, per statement index, whether a call statement reaches a barrier.
- * On false, *why_tok is the first offending statement's token. */
+ * another thread of the CTA may still reach a CTA barrier. `stmt_is_barrier` says,
+ * per statement index, whether the statement is (or, for a call, reaches) a barrier
+ * that counts. On false, *why_tok is the offending branch's token and *barrier_tok a
+ * barrier the threads that stay can still reach (UINT32_MAX if none was found). */
 bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier,
-                            uint32_t *why_tok);
+                            uint32_t *why_tok, uint32_t *barrier_tok);
 
 /* The PTX skeleton tidal inserts (tidal_code.c); the protocol's own code is in
  * tidal_protocol.c. */

@@ -232,17 +232,26 @@ static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only) {
     return isb;
 }
 
-/* The funnel takes unpredicated full barriers without a result (no bar.red). */
-static bool funnel_ok(ctx *c, const ptx_func *f) {
+/* Why the barrier funnel cannot take kernel f, or NULL when it can; *tok is the
+ * offending statement's token. The funnel takes unpredicated full barriers without a
+ * result (no bar.red) at the top level of the body, none in callees, and needs an id of
+ * its own next to counted barriers. */
+static const char *funnel_obstacle(ctx *c, const ptx_func *f, const tidal_facts *x, int private_id, uint32_t *tok) {
     for (uint32_t i = 0; i < f->nstmts; i++) {
         const ptx_stmt *s = &f->stmts[i];
+        *tok = s->opcode_tok;
+        if (s->kind == PTX_ST_INSTR && s->op_class == PTX_OP_CALL && stmt_barrier(c, f, i))
+            return "barriers in called functions";
         if (!tidal_is_full_barrier(c->m, s)) continue;
         const ptx_token *ot = &c->m->toks[s->opcode_tok];
-        /* predicated, or inside a { } scope whose labels the funnel cannot see */
-        if (s->guard_tok >= 0 || s->depth > 0) return false;
-        if (tidal_text_contains(c->m->src + ot->off, ot->len, ".red")) return false;
+        if (tidal_text_contains(c->m->src + ot->off, ot->len, ".red")) return "reduction barriers";
+        if (s->guard_tok >= 0) return "predicated full barriers";
+        /* its labels would be out of the funnel's sight */
+        if (s->depth > 0) return "full barriers inside { } scopes";
     }
-    return true;
+    *tok = UINT32_MAX;
+    if (private_id < 0 && x->barrier_counted) return "counted barriers when no barrier id is free";
+    return NULL;
 }
 
 /* Decides whether kernel fi can be rewritten and how; fills r. */
@@ -350,8 +359,8 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
          * barrier the others still run would wedge; counted barriers do not
          * include them, as long as tidal's barrier has an id of its own. */
         bool *full = barrier_sites(c, f, true);
-        uint32_t why = UINT32_MAX, why_all = UINT32_MAX;
-        bool conv_full = tidal_exits_convergent(f, cfg, full, &why);
+        uint32_t why = UINT32_MAX, why_bar = UINT32_MAX, why_all = UINT32_MAX, why_all_bar = UINT32_MAX;
+        bool conv_full = tidal_exits_convergent(f, cfg, full, &why, &why_bar);
         free(full);
         int private_id = -1;
         if (!x->barrier_id_reg)
@@ -362,21 +371,20 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         bool conv_all = false;
         if (private_id < 0) {
             bool *all = barrier_sites(c, f, false);
-            conv_all = tidal_exits_convergent(f, cfg, all, &why_all);
+            conv_all = tidal_exits_convergent(f, cfg, all, &why_all, &why_all_bar);
             free(all);
         }
         ptx_cfg_free(cfg);
-        bool callee_barrier = false;
-        for (uint32_t i = 0; i < f->nstmts; i++)
-            if (f->stmts[i].kind == PTX_ST_INSTR && f->stmts[i].op_class == PTX_OP_CALL && stmt_barrier(c, f, i))
-                callee_barrier = true;
+        uint32_t obstacle_tok = UINT32_MAX;
+        const char *obstacle =
+            conv_full && private_id >= 0 ? NULL : funnel_obstacle(c, f, x, private_id, &obstacle_tok);
         if (conv_full && private_id >= 0) {
             r->exit_mode = "convergent-exits";
             pl->bar_id = (unsigned)private_id;
         } else if (conv_full && conv_all) {
             r->exit_mode = "convergent-exits";
             pl->bar_id = 0;
-        } else if (funnel_ok(c, f) && !callee_barrier && (private_id >= 0 || !x->barrier_counted)) {
+        } else if (!obstacle) {
             /* Full barriers are plain bar.sync/barrier.sync in the body: route them
              * and the exits through one funnel with an id no counted barrier uses.
              * One barrier instruction for all sites matters: barrier.red at several
@@ -387,14 +395,22 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
         } else if (conv_full) {
             refuse(r, "barrier-ids",
-                   ptx_fmt(c->m, "no barrier id is free for tidal and exits are not convergent (%s)",
-                           tok_line(c, why_all)));
+                   ptx_fmt(c->m, "no barrier id is free for tidal and exits are not convergent: a thread may leave "
+                                 "(%s) while others still reach a barrier (%s)",
+                           tok_line(c, why_all), why_all_bar != UINT32_MAX ? tok_line(c, why_all_bar) : "unknown"));
             return false;
         } else {
+            /* Leaving threads are only a problem at barriers some threads still
+             * reach: a divergent branch none of whose paths meets a barrier again
+             * before an exit is fine (tidal_uniform.c), so this names the branch and
+             * a barrier reachable after it. */
             refuse(r, "divergent-exit",
-                   ptx_fmt(c->m, "a thread may leave while others still reach a full barrier, and the kernel "
-                                 "has counted, arrive, reduction or called barriers the funnel cannot take (%s)",
-                           tok_line(c, why)));
+                   ptx_fmt(c->m, "a thread may leave (%s) while others still reach a full barrier (%s); the "
+                                 "barrier funnel cannot take %s%s%s%s",
+                           tok_line(c, why), why_bar != UINT32_MAX ? tok_line(c, why_bar) : "unknown", obstacle,
+                           obstacle_tok != UINT32_MAX ? " (" : "",
+                           obstacle_tok != UINT32_MAX ? tok_line(c, obstacle_tok) : "",
+                           obstacle_tok != UINT32_MAX ? ")" : ""));
             return false;
         }
     } else {
