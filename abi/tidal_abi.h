@@ -24,6 +24,12 @@
  *    tidal_launch, and is launched by the runtime with a grid of persistent workers
  *    (case c). The runtime names the slot and its epoch, so a launch needs no slot
  *    search and no reset (docs/design.md, "The protocol").
+ *  - next to each clone, its parameter count (the original's + 1) as the byte size of
+ *        .weak .global .align 1 .b8 NAME__tidal_nparams[N];
+ *    which cuModuleGetGlobal returns without a device copy. The driver has no
+ *    parameter-count query, and counting by cuFuncGetParamInfo until it fails is a
+ *    failing driver call that compute-sanitizer reports in every program. Additive: a
+ *    module rewritten before it existed still runs (the runtime counts there).
  */
 #ifndef TIDAL_ABI_H
 #define TIDAL_ABI_H
@@ -33,6 +39,7 @@
 #define TIDAL_ABI_VERSION 3
 #define TIDAL_CTL_SYMBOL "__tidal_ctl"
 #define TIDAL_RESHAPED_SUFFIX "__tidal_reshaped"
+#define TIDAL_NPARAMS_SUFFIX "__tidal_nparams" /* NAME + it: the clone's parameter count, as a size */
 #define TIDAL_MAX_SMS 256
 #define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v3" /* .global defined in rewritten modules */
 #define TIDAL_MARKER_BYTES 4                       /* the marker's size: no __tidal_ctl */

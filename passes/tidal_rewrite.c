@@ -47,8 +47,12 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
     static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", "__tidal_sh", NULL};
     for (int i = 0; exact[i]; i++)
         if (k->len == strlen(exact[i]) && !memcmp(p, exact[i], k->len)) return true;
-    size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
-    return k->len > sl && !memcmp(p + k->len - sl, TIDAL_RESHAPED_SUFFIX, sl);
+    static const char *const suffixes[] = {TIDAL_RESHAPED_SUFFIX, TIDAL_NPARAMS_SUFFIX, NULL};
+    for (int i = 0; suffixes[i]; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (k->len > sl && !memcmp(p + k->len - sl, suffixes[i], sl)) return true;
+    }
+    return false;
 }
 
 /* The function a name refers to: its definition when the module has one. A .func may be
@@ -670,6 +674,21 @@ static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
     return b.p;
 }
 
+/* After the clone: its parameter count as the size of NAME__tidal_nparams
+ * (abi/tidal_abi.h). .weak like the marker: a kernel defined in several objects of an
+ * -rdc link (a template) defines it in each, with the same size. */
+static char *nparams_text(const ptx_func *f) {
+    const ptx_token *nt = &f->mod->toks[f->name_tok];
+    sbuf b = {0};
+    sb_str(&b, "// tidal: the clone's parameter count, as this global's size (abi/tidal_abi.h)\n"
+               ".weak .global .align 1 .b8 ");
+    sb_put(&b, f->mod->src + nt->off, nt->len);
+    char n[32];
+    snprintf(n, sizeof n, TIDAL_NPARAMS_SUFFIX "[%u];", (unsigned)f->nparams + 1);
+    sb_str(&b, n);
+    return b.p;
+}
+
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
     tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
@@ -745,6 +764,9 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         char *t = clone_text(&c, c.fi[i].f, &pcs[i]);
                         ptx_item_insert(m, it + 1, PTX_ITEM_FUNC, t);
                         free(t);
+                        t = nparams_text(c.fi[i].f);
+                        ptx_item_insert(m, it + 2, PTX_ITEM_VAR, t);
+                        free(t);
                         /* The original entry stays byte-identical unless case b is asked
                          * for; even then a kernel with dynamic shared memory keeps it:
                          * tidal's 1 KiB-aligned __tidal_sh would move the dynamic base by
@@ -756,7 +778,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                             plans[i].report->original_verbatim = 1;
                             plans[i].report->verbatim_shared = opt->case_b;
                         }
-                        it++;
+                        it += 2;
                         break;
                     }
             }

@@ -67,6 +67,9 @@ typedef struct tidal_cu {
     CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
     CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
     CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);   /* the id only */
+    /* optional: for the preload's hooks (CUkernel handles, launch.c) */
+    CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+    CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);
 } tidal_cu;
 
 /* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1).

@@ -4,7 +4,8 @@
  * Programs reach the driver three ways, and each is covered:
  *  - linked against libcuda: the cuLaunchKernel* symbols below come first;
  *  - through cuGetProcAddress (the CUDA runtime, PyTorch): the hook hands out ours for
- *    the launch entry points;
+ *    the launch entry points, and for cuLibraryGetKernel / cuLibraryEnumerateKernels,
+ *    whose hooks note every CUkernel made (launch.c tells handle kinds by them);
  *  - through dlopen("libcuda.so.1") + dlsym (the CUDA runtime finding cuGetProcAddress,
  *    Triton's launcher finding cuLaunchKernelEx): dlsym is interposed for those names.
  * Everything else goes to the real driver untouched. The real entry points come from
@@ -26,6 +27,8 @@
 #undef cuGetProcAddress
 #undef cuLaunchKernel
 #undef cuLaunchKernelEx
+#undef cuLibraryGetKernel
+#undef cuLibraryEnumerateKernels
 
 static tidal_cu real;
 static CUresult (*real_gpa_v1)(const char *, void **, int, cuuint64_t);
@@ -123,6 +126,27 @@ TIDAL_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction 
     return launch_ex(c, f, params, extra, 1);
 }
 
+/* ------------------------------------------------------------------ CUkernel hooks */
+
+/* The launch hooks receive CUkernel handles cast to CUfunction too (CUDA 13's cudart
+ * launches <<<>>> kernels so). Noting each CUkernel where it is made lets libtidal tell
+ * the two kinds apart without a failing driver call (launch.c). */
+TIDAL_EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+    if (!have_real() || !real.LibraryGetKernel) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real.LibraryGetKernel(k, lib, name);
+    if (r == CUDA_SUCCESS && k) tidal__note_kernels(k, 1);
+    return r;
+}
+
+TIDAL_EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *ks, unsigned n, CUlibrary lib)
+{
+    if (!have_real() || !real.LibraryEnumerateKernels) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real.LibraryEnumerateKernels(ks, n, lib);
+    if (r == CUDA_SUCCESS && ks) tidal__note_kernels(ks, n);
+    return r;
+}
+
 /* ------------------------------------------------------------------ lookup hooks */
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
@@ -140,6 +164,10 @@ static void substitute(const char *symbol, void **pfn)
         *pfn = *pfn == (void *)real.LaunchKernelEx_ptsz ? (void *)cuLaunchKernelEx_ptsz : (void *)cuLaunchKernelEx;
     else if (strcmp(symbol, "cuGetProcAddress") == 0)
         *pfn = *pfn == (void *)real_gpa_v1 ? (void *)cuGetProcAddress : (void *)cuGetProcAddress_v2;
+    else if (strcmp(symbol, "cuLibraryGetKernel") == 0 && real.LibraryGetKernel)
+        *pfn = (void *)cuLibraryGetKernel;
+    else if (strcmp(symbol, "cuLibraryEnumerateKernels") == 0 && real.LibraryEnumerateKernels)
+        *pfn = (void *)cuLibraryEnumerateKernels;
 }
 
 TIDAL_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
@@ -168,6 +196,8 @@ static void *hook_for(const char *name)
         {"cuLaunchKernelEx_ptsz", (void *)cuLaunchKernelEx_ptsz},
         {"cuGetProcAddress", (void *)cuGetProcAddress},
         {"cuGetProcAddress_v2", (void *)cuGetProcAddress_v2},
+        {"cuLibraryGetKernel", (void *)cuLibraryGetKernel},
+        {"cuLibraryEnumerateKernels", (void *)cuLibraryEnumerateKernels},
     };
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++)
         if (strcmp(name, hooks[i].name) == 0) return hooks[i].hook;

@@ -86,12 +86,24 @@ typedef struct rt_duration {
     int pending;        /* a sample is in flight */
 } rt_duration;
 
+/* One function of a rewritten module, as listed when the module was first seen: an
+ * original with its clone (NULL: the pass refused it), or a clone. */
+typedef struct rt_mod_fn {
+    CUfunction fn;
+    CUfunction clone;
+    const char *name;      /* the driver's (valid while the module is loaded) */
+    int is_clone;
+} rt_mod_fn;
+
 typedef struct rt_module {
     CUmodule mod;
     int rewritten;
     int has_ctl;             /* defines __tidal_ctl (rewritten with case b: an 8-byte marker) */
     struct tidal_part *ctl;  /* the partition it is attached to; with has_ctl, what __tidal_ctl
                               * was set to (NULL: still 0) */
+    rt_mod_fn *fns;          /* rewritten: every function, sorted by handle */
+    rt_mod_fn *fns_by_name;  /* the same, sorted by name */
+    unsigned nfns;
 } rt_module;
 
 enum { FN_UNKNOWN, FN_REWRITTEN, FN_REFUSED, FN_CLONE };
@@ -174,8 +186,10 @@ extern rt_state rt;
 /* runtime.c, called with rt.lock held */
 struct tidal_part *rt_stream_partition(CUstream s);
 rt_module *rt_module_get(CUmodule m);   /* records the module (classifies it) on first sight */
+/* f in a rewritten m, by handle, else by name (the driver's handle for a listed function
+ * need not be the listed one); NULL: not in m */
+const rt_mod_fn *rt_module_fn(const rt_module *m, CUfunction f);
 int rt_module_set_ctl(rt_module *m, struct tidal_part *p);
-void rt_module_load_all(CUmodule m);
 CUstream rt_norm_stream(CUstream s, int ptsz);
 rt_stream_binding *rt_stream_get(CUstream s, int create);
 /* Grow one of the tables above to room for n elements (0, or -1 out of memory). */

@@ -402,6 +402,10 @@ static void teardown_locked(void)
         free(rt.fns[i].psize);
     }
     free(rt.bindings);
+    for (unsigned i = 0; i < rt.nmodules; i++) {
+        free(rt.modules[i].fns);
+        free(rt.modules[i].fns_by_name);
+    }
     free(rt.modules);
     free(rt.fns);
     pthread_mutex_t lock = rt.lock;
@@ -648,17 +652,81 @@ int rt_grow(void **arr, unsigned *cap, unsigned n, size_t elem)
 
 /* ------------------------------------------------------------------ modules */
 
-/* Load every function of m now: with lazy loading the first launch of a kernel waits for
- * the kernels already running in the process (shared/docs/platform.md). */
-void rt_module_load_all(CUmodule m)
+static int by_name(const void *a, const void *b)
 {
-    unsigned n = 0;
-    if (rt.cu->ModuleGetFunctionCount(&n, m) != CUDA_SUCCESS || n == 0) return;
+    return strcmp(((const rt_mod_fn *)a)->name, ((const rt_mod_fn *)b)->name);
+}
+
+static int by_handle(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const rt_mod_fn *)a)->fn, y = (uintptr_t)((const rt_mod_fn *)b)->fn;
+    return (x > y) - (x < y);
+}
+
+/* The entry named by the first len bytes of name in t (sorted by name), or NULL. */
+static rt_mod_fn *named(const rt_mod_fn *t, unsigned n, const char *name, size_t len)
+{
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        int c = strncmp(t[mid].name, name, len);
+        if (c == 0) c = t[mid].name[len] != '\0';   /* longer than the key: after it */
+        if (c == 0) return (rt_mod_fn *)&t[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* Whether m carries the rewrite, found without a failing driver call (compute-sanitizer
+ * reports each): its function names (listed once per module) show clones
+ * NAME__tidal_reshaped, and only then is the marker asked for. cuModuleGetGlobal of the
+ * marker in every module failed in most of them: cuBLAS, cuDNN, PyTorch's own kernels.
+ * A rewritten module keeps the list, each original paired with its clone, and has every
+ * function loaded now: with lazy loading the first launch of a kernel waits for the
+ * kernels already running in the process (shared/docs/platform.md). */
+static void module_scan(rt_module *r)
+{
+    unsigned n = 0, nclones = 0;
+    if (rt.cu->ModuleGetFunctionCount(&n, r->mod) != CUDA_SUCCESS || n == 0) return;
     CUfunction *fs = calloc(n, sizeof *fs);
-    if (!fs) return;
-    if (rt.cu->ModuleEnumerateFunctions(fs, n, m) == CUDA_SUCCESS)
-        for (unsigned i = 0; i < n; i++) rt.cu->FuncLoad(fs[i]);
+    rt_mod_fn *t = calloc(n, sizeof *t), *byname = calloc(n, sizeof *t);
+    if (!fs || !t || !byname || rt.cu->ModuleEnumerateFunctions(fs, n, r->mod) != CUDA_SUCCESS) goto out;
+    const size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
+    for (unsigned i = 0; i < n; i++) {
+        t[i].fn = fs[i];
+        if (rt.cu->FuncGetName(&t[i].name, fs[i]) != CUDA_SUCCESS || !t[i].name) goto out;
+        size_t len = strlen(t[i].name);
+        t[i].is_clone = len > sl && strcmp(t[i].name + len - sl, TIDAL_RESHAPED_SUFFIX) == 0;
+        nclones += (unsigned)t[i].is_clone;
+    }
+    if (!nclones) goto out;
+    CUdeviceptr d;
+    size_t bytes;
+    if (rt.cu->ModuleGetGlobal(&d, &bytes, r->mod, TIDAL_MARKER_SYMBOL) != CUDA_SUCCESS) {
+        tidal__warn("a module has %u tidal clones but no %s (rewritten for another ABI?): launched unchanged",
+                    nclones, TIDAL_MARKER_SYMBOL);
+        goto out;
+    }
+    r->has_ctl = bytes >= TIDAL_MARKER_BYTES_CASE_B;   /* case b: the module has __tidal_ctl */
+    qsort(t, n, sizeof *t, by_name);
+    for (unsigned i = 0; i < n; i++) {
+        if (!t[i].is_clone) continue;
+        rt_mod_fn *o = named(t, n, t[i].name, strlen(t[i].name) - sl);
+        if (o && !o->is_clone) o->clone = t[i].fn;
+    }
+    memcpy(byname, t, n * sizeof *t);
+    qsort(t, n, sizeof *t, by_handle);
+    for (unsigned i = 0; i < n; i++) rt.cu->FuncLoad(t[i].fn);
+    r->rewritten = 1;
+    r->fns = t;
+    r->fns_by_name = byname;
+    r->nfns = n;
+    t = byname = NULL;
+out:
     free(fs);
+    free(t);
+    free(byname);
 }
 
 rt_module *rt_module_get(CUmodule m)
@@ -669,12 +737,22 @@ rt_module *rt_module_get(CUmodule m)
     rt_module *r = &rt.modules[rt.nmodules++];
     memset(r, 0, sizeof *r);
     r->mod = m;
-    CUdeviceptr d;
-    size_t bytes;
-    r->rewritten = rt.cu->ModuleGetGlobal(&d, &bytes, m, TIDAL_MARKER_SYMBOL) == CUDA_SUCCESS;
-    r->has_ctl = r->rewritten && bytes >= TIDAL_MARKER_BYTES_CASE_B;
-    if (r->rewritten) rt_module_load_all(m);
+    module_scan(r);
     return r;
+}
+
+const rt_mod_fn *rt_module_fn(const rt_module *m, CUfunction f)
+{
+    unsigned lo = 0, hi = m->nfns;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (m->fns[mid].fn == f) return &m->fns[mid];
+        if ((uintptr_t)m->fns[mid].fn < (uintptr_t)f) lo = mid + 1;
+        else hi = mid;
+    }
+    const char *name = NULL;
+    if (!m->nfns || rt.cu->FuncGetName(&name, f) != CUDA_SUCCESS || !name) return NULL;
+    return named(m->fns_by_name, m->nfns, name, strlen(name));
 }
 
 int rt_module_set_ctl(rt_module *m, struct tidal_part *p)
@@ -713,7 +791,9 @@ int tidal_module_attach(void *module, tidal_part *p)
     rt_call saved = rt_ctx_enter();
     rt_module *m = rt_module_get((CUmodule)module);
     if (!m) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
-    else if (!m->rewritten) st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no %s", TIDAL_MARKER_SYMBOL);
+    else if (!m->rewritten)
+        st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no kernel rewritten by tidal (no NAME%s with %s)",
+                         TIDAL_RESHAPED_SUFFIX, TIDAL_MARKER_SYMBOL);
     else {
         struct tidal_part *target = p ? p : rt.default_part;
         if (target) st = rt_module_set_ctl(m, target);

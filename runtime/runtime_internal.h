@@ -31,7 +31,13 @@ typedef struct tidal_launch_req {
     void **params, **extra;
     const CUlaunchConfig *ex; /* non-NULL: came through cuLaunchKernelEx (grid etc. copied above) */
     int ptsz;                 /* the _ptsz entry point: stream 0 is the per-thread stream */
+    int kernel;               /* f is known to be a CUkernel (cudart's __cudaLaunchKernel) */
 } tidal_launch_req;
+
+/* CUkernel handles the preload saw made (its cuLibraryGetKernel and
+ * cuLibraryEnumerateKernels hooks): launch.c then knows such a handle's kind without a
+ * failing driver call. Any thread, before or after tidal_init; kept for the process. */
+void tidal__note_kernels(const CUkernel *k, unsigned n);
 
 /* Launch through libtidal: reshaped clone on the stream's partition, else the original
  * through the real driver. Initializes libtidal on first use (errors are printed once and

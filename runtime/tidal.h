@@ -133,6 +133,8 @@ int tidal_module_attach(void *module, tidal_part *p);
 /* The launch path every interposer uses (cuLaunchKernel's signature, f a CUfunction,
  * stream a CUstream). A rewritten kernel runs as its reshaped clone (persistent workers
  * over all SMs, its stream's partition); anything else is passed through untouched.
+ * f may also be a CUkernel cast to CUfunction, as for cuLaunchKernel; one that
+ * libtidal-preload did not see made costs one failing driver call, once, to tell.
  * Returns the CUresult of the real launch (0 = CUDA_SUCCESS). */
 int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned smem, void *stream, void **params, void **extra);

@@ -23,9 +23,11 @@ __attribute__((constructor)) static void wrap_init(void)
 }
 
 /* Launch f through libtidal: 1 and *err set when it did, 0 when it declined (the caller
- * then uses the runtime's own launch). cfg: the attributes of a cudaLaunchKernelExC. */
-static int launch_via_tidal(CUfunction f, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s, int ptsz,
-                            const cudaLaunchConfig_t *cfg, cudaError_t *err)
+ * then uses the runtime's own launch). cfg: the attributes of a cudaLaunchKernelExC;
+ * kernel: f is a cudaKernel_t (a CUkernel), which libtidal cannot tell by asking the
+ * driver without a failing call. */
+static int launch_via_tidal(CUfunction f, int kernel, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s,
+                            int ptsz, const cudaLaunchConfig_t *cfg, cudaError_t *err)
 {
     CUlaunchConfig c;
     tidal_launch_req q = {.f = f,
@@ -34,7 +36,8 @@ static int launch_via_tidal(CUfunction f, dim3 g, dim3 b, void **args, size_t sm
                           .smem = (unsigned)smem,
                           .stream = (CUstream)s,
                           .params = args,
-                          .ptsz = ptsz};
+                          .ptsz = ptsz,
+                          .kernel = kernel};
     if (cfg) {
         /* cudaLaunchAttribute and CUlaunchAttribute share ids and layout */
         c = (CUlaunchConfig){.gridDimX = g.x, .gridDimY = g.y, .gridDimZ = g.z,
@@ -60,7 +63,7 @@ static int try_launch(const void *func, dim3 g, dim3 b, void **args, size_t smem
         cudaGetLastError();   /* not a kernel we can name: the real launch reports it */
         return 0;
     }
-    return launch_via_tidal((CUfunction)cf, g, b, args, smem, s, ptsz, cfg, err);
+    return launch_via_tidal((CUfunction)cf, 0, g, b, args, smem, s, ptsz, cfg, err);
 }
 
 cudaError_t __wrap_cudaLaunchKernel(const void *func, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s)
@@ -110,7 +113,7 @@ static int try_kernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t smem, 
         return 0;
     }
     /* launch.c maps a CUkernel to this context's CUfunction */
-    return launch_via_tidal((CUfunction)k, g, b, args, smem, s, ptsz, NULL, err);
+    return launch_via_tidal((CUfunction)k, 1, g, b, args, smem, s, ptsz, NULL, err);
 }
 
 cudaError_t __wrap___cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void **args, size_t smem, cudaStream_t s)

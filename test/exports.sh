@@ -29,6 +29,7 @@ check() {   # check LIB EXPECTED-NAMES...
 # list is every tidal_ identifier followed by '('.
 check "$libdir/libtidal.so" $api tidal__launch_or_decline
 check "$libdir/libtidal-preload.so" $api tidal__launch_or_decline cuLaunchKernel cuLaunchKernel_ptsz \
-  cuLaunchKernelEx cuLaunchKernelEx_ptsz cuGetProcAddress cuGetProcAddress_v2 dlsym
+  cuLaunchKernelEx cuLaunchKernelEx_ptsz cuGetProcAddress cuGetProcAddress_v2 cuLibraryGetKernel \
+  cuLibraryEnumerateKernels dlsym
 echo "$pass passed, $fail failed"
 (( fail == 0 ))

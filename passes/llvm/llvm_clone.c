@@ -66,6 +66,16 @@ static void copy_attrs(LLVMValueRef from, LLVMValueRef to, LLVMAttributeIndex id
     free(a);
 }
 
+char *tl_suffixed_name(LLVMValueRef k, const char *suffix) {
+    size_t nl, sl = strlen(suffix);
+    const char *kn = LLVMGetValueName2(k, &nl);
+    char *name = malloc(nl + sl + 1);
+    if (!name) tl_oom();
+    memcpy(name, kn, nl);
+    memcpy(name + nl, suffix, sl + 1);
+    return name;
+}
+
 /* K__tidal_reshaped: K's type plus a trailing `ptr byval(tidal_launch) align 8`. */
 LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty) {
     LLVMTypeRef fty = LLVMGlobalGetValueType(k);
@@ -76,13 +86,7 @@ LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty) {
     pt[np] = x->p0;
     LLVMTypeRef nty = LLVMFunctionType(LLVMGetReturnType(fty), pt, np + 1, LLVMIsFunctionVarArg(fty));
     free(pt);
-    size_t nl;
-    const char *kn = LLVMGetValueName2(k, &nl);
-    size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
-    char *name = malloc(nl + sl + 1);
-    if (!name) tl_oom();
-    memcpy(name, kn, nl);
-    memcpy(name + nl, TIDAL_RESHAPED_SUFFIX, sl + 1);
+    char *name = tl_suffixed_name(k, TIDAL_RESHAPED_SUFFIX);
     LLVMValueRef r = LLVMAddFunction(x->m, name, nty);
     free(name);
     LLVMSetFunctionCallConv(r, LLVMGetFunctionCallConv(k));

@@ -93,5 +93,7 @@ LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx);
 LLVMBasicBlockRef tl_move_body(LLVMValueRef from, LLVMValueRef to, unsigned nparams);
 void tl_drop_wrong_attrs(LLVMValueRef f);
 LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty);
+/* k's name + suffix (K__tidal_reshaped, K__tidal_nparams), malloc'ed */
+char *tl_suffixed_name(LLVMValueRef k, const char *suffix);
 
 #endif

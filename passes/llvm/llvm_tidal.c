@@ -18,6 +18,7 @@
  *                     STATIC launch in epoch mode takes the static fast path (each
  *                     worker's own chunk first: no ENTER, no barrier before it)
  *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v3 weak addrspace(1) i32 1
+ *   @K__tidal_nparams weak addrspace(1) [N x i8]: N = the clone's parameter count
  *
  * The LLVM C API has no function cloning: LLVMCloneModule gives independent
  * copies of every function; their globals are replaced by the original's and
@@ -42,6 +43,19 @@ _Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, 
                    offsetof(tidal_launch, sm_blocks) == 48 && sizeof(tidal_launch) == 56 &&
                    TIDAL_LAUNCH_BYTES == 56,
                "tidal_launch layout changed: update launch_type() in llvm_tidal.c");
+
+/* K__tidal_nparams: the clone's parameter count n as the global's size (abi/tidal_abi.h;
+ * one IR parameter is one PTX .param). Weak, as the marker: an optimizer keeps it
+ * although nothing references it. */
+static void add_nparams(irb *x, LLVMValueRef k, unsigned n) {
+    char *name = tl_suffixed_name(k, TIDAL_NPARAMS_SUFFIX);
+    LLVMTypeRef ty = LLVMArrayType2(x->i8, n);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(x->m, ty, name, 1);
+    free(name);
+    LLVMSetInitializer(g, LLVMConstNull(ty));
+    LLVMSetLinkage(g, LLVMWeakAnyLinkage);
+    LLVMSetAlignment(g, 1);
+}
 
 /* The clone's byval parameter type: tidal_launch (abi/tidal_abi.h). A type of that
  * name in the module with another body is left alone (LLVM renames ours). */
@@ -177,6 +191,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         /* the reshaped clone (case c) */
         bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
+        add_nparams(&x, k, np + 1);
         tl_move_body(tl_nth_function(c2, fidx[i]), r, np);
         x.f = r;
         if (funnel) tl_funnel_prepare(&x, r, tm, po);

@@ -1,13 +1,24 @@
 /* fake_driver.h — a fake CUDA driver table for libtidal's unit tests (no GPU): "device
  * memory" is host memory, launches are recorded in `last`, not run. One module "rw" holds a
- * rewritten kernel k (clone k__tidal_reshaped, tidal_launch at offset 16) and a refused
- * kernel r; module "plain" holds u, not rewritten. Events complete when fake_running is 0
- * and time every launch at fake_ms. There is no green-context API: placement is off, and
- * only streams on all SMs count as placed. Include once per test program. */
+ * rewritten kernel k (clone k__tidal_reshaped, tidal_launch at offset 16, k__tidal_nparams)
+ * and a refused kernel r; module "plain" holds u, not rewritten. kk, kr and ku are CUkernel
+ * handles (library kernels, as CUDA 13's cudart launches <<<>>>) of k, r and u. Events
+ * complete when fake_running is 0 and time every launch at fake_ms. There is no
+ * green-context API: placement is off, and only streams on all SMs count as placed.
+ *
+ * Where the real driver fails a call, so does the fake, and it counts the failure in
+ * fake_errors (the calls in fake_error_log): compute-sanitizer reports every failing call
+ * of a program, so libtidal must make none in normal operation. The failures modelled:
+ * cuFuncGetParamInfo past the last parameter (INVALID_VALUE), cuFuncGet* on a CUkernel and
+ * cuKernelGetFunction on a CUfunction (INVALID_HANDLE), cuModuleGetGlobal and
+ * cuModuleGetFunction of a missing name (NOT_FOUND). cuEventQuery's NOT_READY is a status,
+ * not an error (the driver documents it as "not actually an error"). Include once per test
+ * program. */
 #ifndef TIDAL_FAKE_DRIVER_H
 #define TIDAL_FAKE_DRIVER_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +36,7 @@ typedef struct fake_module {
     const char *names[4];
     struct fake_fn *fns[4];
     int case_b;      /* rewritten with case b: defines __tidal_ctl, 8-byte marker */
+    int no_nparams;  /* rewritten by a tidal before NAME__tidal_nparams existed */
 } fake_module;
 
 typedef struct fake_fn {
@@ -34,7 +46,19 @@ typedef struct fake_fn {
     size_t off[8], size[8];
     int max_dyn_smem;
     int loaded;
+    struct fake_fn *kernel_of;   /* non-NULL: a CUkernel, whose CUfunction here is kernel_of */
 } fake_fn;
+
+static int fake_errors;            /* failing calls since fake_reset */
+static char fake_error_log[512];   /* their names, in order */
+static CUresult fake_fail(const char *call, CUresult r)
+{
+    fake_errors++;
+    size_t n = strlen(fake_error_log);
+    snprintf(fake_error_log + n, sizeof fake_error_log - n, "%s%s=%d", n ? " " : "", call, (int)r);
+    return r;
+}
+static int is_kernel(const void *h) { return ((const fake_fn *)h)->kernel_of != NULL; }
 
 static struct {
     CUfunction f;
@@ -82,16 +106,16 @@ static CUresult f_capmode(CUstreamCaptureMode *m)
 }
 static CUresult f_alloc(CUdeviceptr *p, size_t n)
 {
-    if (alloc_fail) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (alloc_fail) return fake_fail("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
+    if (capture_forbids()) return fake_fail("cuMemAlloc", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     void *m = calloc(1, n);
     *p = (CUdeviceptr)m;
-    return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    return m ? CUDA_SUCCESS : fake_fail("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
 }
 static CUresult f_free(CUdeviceptr p) { free((void *)p); return CUDA_SUCCESS; }
 static CUresult f_allochost(void **p, size_t n)
 {
-    if (capture_forbids()) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capture_forbids()) return fake_fail("cuMemAllocHost", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     *p = calloc(1, n);
     return CUDA_SUCCESS;
 }
@@ -111,26 +135,41 @@ static CUresult f_sdestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
 static CUresult f_ssync(CUstream s)
 {
     (void)s;
-    return capture_forbids() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    return capture_forbids() ? fake_fail("cuStreamSynchronize", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) : CUDA_SUCCESS;
 }
+static fake_fn *fn_named(fake_module *fm, const char *name, size_t len)
+{
+    for (int i = 0; i < 4 && fm->names[i]; i++)
+        if (strlen(fm->names[i]) == len && strncmp(fm->names[i], name, len) == 0) return fm->fns[i];
+    return NULL;
+}
+static unsigned char fake_nparams_bytes[64];   /* where every NAME__tidal_nparams "lives" */
 static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
 {
     fake_module *fm = (fake_module *)m;
-    if (!fm->rewritten) return CUDA_ERROR_NOT_FOUND;
+    if (!fm->rewritten) return fake_fail("cuModuleGetGlobal", CUDA_ERROR_NOT_FOUND);
     if (fm->case_b && strcmp(name, TIDAL_CTL_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->ctl; *n = 8; return CUDA_SUCCESS; }
     if (strcmp(name, TIDAL_MARKER_SYMBOL) == 0) {
         *p = (CUdeviceptr)&fm->marker;
         *n = fm->case_b ? TIDAL_MARKER_BYTES_CASE_B : TIDAL_MARKER_BYTES;
         return CUDA_SUCCESS;
     }
-    return CUDA_ERROR_NOT_FOUND;
+    /* NAME__tidal_nparams: the size of the clone's parameter list (abi/tidal_abi.h) */
+    size_t len = strlen(name), sl = strlen(TIDAL_NPARAMS_SUFFIX);
+    if (!fm->no_nparams && len > sl && strcmp(name + len - sl, TIDAL_NPARAMS_SUFFIX) == 0) {
+        char clone[128];
+        snprintf(clone, sizeof clone, "%.*s%s", (int)(len - sl), name, TIDAL_RESHAPED_SUFFIX);
+        fake_fn *c = fn_named(fm, clone, strlen(clone));
+        if (c) { *p = (CUdeviceptr)fake_nparams_bytes; *n = c->nparams; return CUDA_SUCCESS; }
+    }
+    return fake_fail("cuModuleGetGlobal", CUDA_ERROR_NOT_FOUND);
 }
 static CUresult f_getfn(CUfunction *f, CUmodule m, const char *name)
 {
-    fake_module *fm = (fake_module *)m;
-    for (int i = 0; i < 4 && fm->names[i]; i++)
-        if (strcmp(fm->names[i], name) == 0) { *f = (CUfunction)fm->fns[i]; return CUDA_SUCCESS; }
-    return CUDA_ERROR_NOT_FOUND;
+    fake_fn *fn = fn_named((fake_module *)m, name, strlen(name));
+    if (!fn) return fake_fail("cuModuleGetFunction", CUDA_ERROR_NOT_FOUND);
+    *f = (CUfunction)fn;
+    return CUDA_SUCCESS;
 }
 static CUresult f_fncount(unsigned *n, CUmodule m)
 {
@@ -146,30 +185,57 @@ static CUresult f_fnenum(CUfunction *fs, unsigned n, CUmodule m)
     for (unsigned i = 0; i < n; i++) fs[i] = (CUfunction)fm->fns[i];
     return CUDA_SUCCESS;
 }
-static CUresult f_fnmod(CUmodule *m, CUfunction f) { *m = (CUmodule)((fake_fn *)f)->mod; return CUDA_SUCCESS; }
-static CUresult f_fnname(const char **s, CUfunction f) { *s = ((fake_fn *)f)->name; return CUDA_SUCCESS; }
+/* The cuFunc* queries take a CUfunction only: a CUkernel is an invalid handle there. */
+static CUresult f_fnmod(CUmodule *m, CUfunction f)
+{
+    if (is_kernel(f)) return fake_fail("cuFuncGetModule", CUDA_ERROR_INVALID_HANDLE);
+    *m = (CUmodule)((fake_fn *)f)->mod;
+    return CUDA_SUCCESS;
+}
+static CUresult f_fnname(const char **s, CUfunction f)
+{
+    if (is_kernel(f)) return fake_fail("cuFuncGetName", CUDA_ERROR_INVALID_HANDLE);
+    *s = ((fake_fn *)f)->name;
+    return CUDA_SUCCESS;
+}
 static CUresult f_paraminfo(CUfunction f, size_t i, size_t *off, size_t *sz)
 {
     fake_fn *ff = (fake_fn *)f;
-    if (i >= ff->nparams) return CUDA_ERROR_INVALID_VALUE;
+    if (is_kernel(f)) return fake_fail("cuFuncGetParamInfo", CUDA_ERROR_INVALID_HANDLE);
+    if (i >= ff->nparams) return fake_fail("cuFuncGetParamInfo", CUDA_ERROR_INVALID_VALUE);
     *off = ff->off[i];
     *sz = ff->size[i];
     return CUDA_SUCCESS;
 }
 static CUresult f_fnattr(int *v, CUfunction_attribute a, CUfunction f)
 {
+    if (is_kernel(f)) return fake_fail("cuFuncGetAttribute", CUDA_ERROR_INVALID_HANDLE);
     *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? ((fake_fn *)f)->max_dyn_smem : 0;
     return CUDA_SUCCESS;
 }
 static CUresult f_fnsetattr(CUfunction f, CUfunction_attribute a, int v)
 {
+    if (is_kernel(f)) return fake_fail("cuFuncSetAttribute", CUDA_ERROR_INVALID_HANDLE);
     if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) ((fake_fn *)f)->max_dyn_smem = v;
     return CUDA_SUCCESS;
 }
-static CUresult f_fnload(CUfunction f) { ((fake_fn *)f)->loaded = 1; return CUDA_SUCCESS; }
+static CUresult f_fnload(CUfunction f)
+{
+    if (is_kernel(f)) return fake_fail("cuFuncLoad", CUDA_ERROR_INVALID_HANDLE);
+    ((fake_fn *)f)->loaded = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult f_kernelfn(CUfunction *g, CUkernel k)
+{
+    if (!is_kernel(k)) return fake_fail("cuKernelGetFunction", CUDA_ERROR_INVALID_HANDLE);
+    *g = (CUfunction)((fake_fn *)k)->kernel_of;
+    return CUDA_SUCCESS;
+}
+/* Occupancy and launches take both kinds (the driver documents a CUkernel cast to CUfunction). */
 static CUresult f_occ(int *occ, CUfunction f, int threads, size_t smem)
 {
     fake_fn *ff = (fake_fn *)f;
+    if (ff->kernel_of) ff = ff->kernel_of;
     *occ = (threads > 1024 || (smem > 48 * 1024 && (int)smem > ff->max_dyn_smem)) ? 0 : FAKE_OCC;
     return CUDA_SUCCESS;
 }
@@ -184,6 +250,7 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
     last.smem = smem;
     last.stream = s;
     fake_fn *ff = (fake_fn *)f;
+    if (ff->kernel_of) ff = ff->kernel_of;
     if (params)
         for (unsigned i = 0; i < ff->nparams && i < 8; i++) last.params[i] = params[i];
     if (extra) {
@@ -234,12 +301,13 @@ static CUresult f_capturing(CUstream s, CUstreamCaptureStatus *st)
     return CUDA_SUCCESS;
 }
 
-/* Capture ids: fake_capture_id while capturing; 0 = the driver gives none (old drivers). */
-static unsigned long long fake_capture_id = 0;
+/* Capture ids: fake_capture_id while capturing (CUDA 13 gives one); 0 = the driver gives
+ * none (old drivers: the query fails). */
+static unsigned long long fake_capture_id = 1;
 static CUresult f_capinfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
 {
     (void)s;
-    if (!fake_capture_id) return CUDA_ERROR_NOT_SUPPORTED;
+    if (!fake_capture_id) return fake_fail("cuStreamGetCaptureInfo", CUDA_ERROR_NOT_SUPPORTED);
     *st = fake_capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     *id = fake_capturing ? fake_capture_id : 0;
     return CUDA_SUCCESS;
@@ -257,19 +325,24 @@ static tidal_cu fake = {
     .ModuleGetGlobal = f_global, .ModuleGetFunction = f_getfn, .ModuleGetFunctionCount = f_fncount,
     .ModuleEnumerateFunctions = f_fnenum, .FuncGetModule = f_fnmod, .FuncGetName = f_fnname,
     .FuncGetParamInfo = f_paraminfo, .FuncGetAttribute = f_fnattr, .FuncSetAttribute = f_fnsetattr,
-    .FuncLoad = f_fnload, .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
+    .FuncLoad = f_fnload, .KernelGetFunction = f_kernelfn,
+    .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
     .LaunchKernelEx = f_launchex,
     .ThreadExchangeStreamCaptureMode = f_capmode,
 };
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
  * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
-static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0};
-static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0};
-static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0};
-static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0};
-static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}, 1};
-static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0};
+static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0, NULL};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0, NULL};
+static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0, NULL};
+static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0, NULL};
+static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}, 1, 0};
+static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0, 0};
+/* CUkernel handles of k, r and u (cuLibraryGetKernel's) */
+static fake_fn kk = {.name = "k", .kernel_of = &fk};
+static fake_fn kr = {.name = "r", .kernel_of = &fr};
+static fake_fn ku = {.name = "u", .kernel_of = &fu};
 
 
 static void fake_reset(void)
@@ -284,8 +357,14 @@ static void fake_reset(void)
     fake_capturing = 0;
     fake_capture_strict = fake_capture_violations = 0;
     fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-    fake_capture_id = 0;
+    fake_capture_id = 1;
     fake_memsets = 0;
+    mrw.no_nparams = 0;
+    kk.kernel_of = &fk;
+    kr.kernel_of = &fr;
+    ku.kernel_of = &fu;
+    fake_errors = 0;
+    fake_error_log[0] = '\0';
     fake_ms = 0.005f;
     memset(&last, 0, sizeof last);
 }

@@ -714,6 +714,147 @@ static void test_module_attach_no_case_b(void **state)
     assert_int_equal(mrw.ctl, 0);
 }
 
+/* ------------------------------------------------------------------ no failing driver call */
+
+/* compute-sanitizer (memcheck; --report-api-errors explicit is its default) reports every
+ * driver call that fails, so libtidal makes none in normal operation: not at init, not for
+ * partitions, not when it first meets a rewritten, refused or unmodified kernel, by
+ * CUfunction or by CUkernel handle (CUDA 13's cudart launches <<<>>> with those), not in
+ * hybrid timing, graph capture, flow-in, statistics, attach or shutdown. The fake fails
+ * where the real driver does, and counts (fake_driver.h). */
+static void test_no_failing_calls(void **state)
+{
+    (void)state;
+    tidal_part *p, *all;
+    assert_int_equal(tidal_partition_create("nf", "0-65", &p), TIDAL_OK);
+    assert_int_equal(tidal_partition_create("all", "all", &all), TIDAL_OK);
+    CUstream s = (CUstream)0x61, sa = (CUstream)0x62;
+    assert_int_equal(tidal_stream_bind(s, p), TIDAL_OK);
+    assert_int_equal(tidal_stream_bind(sa, all), TIDAL_OK);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    tidal_stats st;
+    /* rewritten, refused, unmodified: by CUfunction */
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tidal_launch_kernel(&fr, 50, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fr);
+    assert_int_equal(tidal_launch_kernel(&fu, 50, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fu);
+    /* ... and by CUkernel: from the cudart wrappers (__cudaLaunchKernel's cudaKernel_t) */
+    tidal_launch_req rq = {.f = (CUfunction)&kk, .grid = {300, 1, 1}, .block = {128, 1, 1}, .stream = s,
+                           .params = params, .kernel = 1};
+    assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    rq.f = (CUfunction)&kr;
+    assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &kr);
+    /* ... whose CUfunction need not be the handle the module listed (found by name) */
+    static fake_fn fk_other = {"k", &mrw, 2, {0, 8}, {8, 4}, 0, 0, NULL};
+    static fake_fn kk_other = {.name = "k", .kernel_of = &fk_other};
+    rq.f = (CUfunction)&kk_other;
+    assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    /* ... and ones the preload saw made (its cuLibraryGetKernel hook), through any path */
+    CUkernel seen[] = {(CUkernel)&ku};
+    tidal__note_kernels(seen, 1);
+    assert_int_equal(tidal_launch_kernel(&ku, 50, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &ku);
+    /* a parameter buffer, cuLaunchKernelEx, > 48 KiB of dynamic shared memory */
+    unsigned char buf[12] = {0};
+    size_t n = sizeof buf;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
+    assert_int_equal(tidal_launch_kernel(&fk, 64, 1, 1, 32, 1, 1, 0, s, NULL, extra), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    CUlaunchConfig c = {.gridDimX = 50, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
+                        .blockDimZ = 1, .hStream = s};
+    tidal_launch_req qx = {.f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s,
+                           .params = params, .ex = &c};
+    assert_int_equal(tidal__launch(&qx), CUDA_SUCCESS);
+    assert_true(last.via_ex);
+    fk.max_dyn_smem = 100000;
+    assert_int_equal(tidal_launch_kernel(&fk, 50, 1, 1, 64, 1, 1, 90000, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    /* hybrid timing on a stream on all SMs: timed clones, then the original */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, sa, params, NULL), CUDA_SUCCESS);
+        fake_running = 0;
+    }
+    assert_ptr_equal(last.f, &fk);
+    /* graph capture in global mode (a capture id, as CUDA 13 gives): no unsafe call either */
+    fake_capturing = 1;
+    fake_capture_strict = 1;
+    fake_capture_id = 5;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tidal_launch_kernel(&fr, 50, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(fake_capture_violations, 0);
+    fake_capture_strict = 0;
+    fake_capturing = 0;
+    /* flow-in: a running launch gets joiners when its partition grows */
+    fake_running = 1;
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(tidal_partition_set(p, "0-131"), TIDAL_OK);
+    assert_int_equal(tidal_partition_set(p, "0-65"), TIDAL_OK);
+    assert_int_equal(tidal_stats_get(NULL, &st), TIDAL_OK);
+    assert_true(st.joins > 0);
+    /* modules, statistics, placement, teardown */
+    assert_int_equal(tidal_module_attach(&mplain, p), TIDAL_ERR_NOT_REWRITTEN);
+    assert_int_equal(tidal_module_attach(&mrw, p), TIDAL_OK);
+    assert_int_equal(tidal_stats_get(p, &st), TIDAL_OK);
+    assert_int_equal(tidal_stats_reset(p), TIDAL_OK);
+    void *ps = NULL;
+    assert_int_equal(tidal_partition_placed(all), 1);
+    assert_int_equal(tidal_partition_stream(all, 0, &ps), TIDAL_OK);
+    assert_int_equal(tidal_stream_bind(ps, NULL), TIDAL_OK);
+    assert_int_equal(tidal_stream_bind(sa, NULL), TIDAL_OK);
+    assert_int_equal(tidal_partition_destroy(all), TIDAL_OK);
+    assert_int_equal(tidal_shutdown(), TIDAL_OK);
+    if (fake_errors) fail_msg("%d failing driver calls: %s", fake_errors, fake_error_log);
+    assert_int_equal(tidal_init(0), TIDAL_OK);   /* for teardown */
+}
+
+/* Handles and modules outside that: a CUkernel made where libtidal did not see it still
+ * runs as its clone, told by one failed cuFuncGetModule (once per handle); a module
+ * rewritten before NAME__tidal_nparams existed still runs its clones, the parameters
+ * counted by cuFuncGetParamInfo until it fails. */
+static void test_unseen_kernel_and_old_module(void **state)
+{
+    (void)state;
+    static fake_fn unseen = {.name = "k", .kernel_of = &fk};
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("o", "0-65", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x63;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    fake_errors = 0;
+    fake_error_log[0] = '\0';
+    assert_int_equal(tidal_launch_kernel(&unseen, 300, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tidal_launch_kernel(&unseen, 300, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(fake_errors, 1);
+    assert_string_equal(fake_error_log, "cuFuncGetModule=400");
+    tidal_stream_bind(s, NULL);
+
+    tidal_shutdown();
+    mrw.no_nparams = 1;
+    fake_errors = 0;
+    fake_error_log[0] = '\0';
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+    tidal_launch tl = launch_k(NULL, 500, (CUstream)0x64);
+    assert_int_equal(tl.partition, 0);   /* no partition: the original */
+    assert_int_equal(tidal_partition_create("o", "0-65", &p), TIDAL_OK);
+    tl = launch_k(p, 500, (CUstream)0x64);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(tl.grid[0], 500);
+    assert_string_equal(fake_error_log, "cuModuleGetGlobal=500 cuFuncGetParamInfo=1");
+    tidal_stream_bind((CUstream)0x64, NULL);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -741,6 +882,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_inside_capture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_module_attach_no_case_b, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_failing_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_kernel_and_old_module, setup, teardown),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

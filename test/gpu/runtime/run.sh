@@ -10,6 +10,8 @@
 # tidal-nvcc, libtidal (.a/.so/-preload.so/_cudart.a), tidald, tidalctl, and rt_app twice:
 #   rt_app_linked   tidal-nvcc rt_app.cu              (launches through the cudart wrappers)
 #   rt_app_plain    tidal-nvcc --tidal-no-runtime     (run under LD_PRELOAD=libtidal-preload.so)
+# Section 8 runs some of them under compute-sanitizer (memcheck) when it is installed: no
+# failing driver call may be reported.
 # Log: ${OUT:-/tmp}/gpu-runtime.log; last line "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -267,6 +269,41 @@ m_be=$(awk '/== phase 2/ {p = 1} p && /^be  / {print $2; exit}' <<<"$out")
 want_ls=$(printf '#%.0s' $(seq 88))$(printf '.%.0s' $(seq 44)); want_be=$(printf '.%.0s' $(seq 88))$(printf '#%.0s' $(seq 44))
 [[ $rc == 0 && $m_ls == "$want_ls" && $m_be == "$want_be" ]]
 check colocate.maps-follow-moves $? "exit $rc; phase 2 maps ls ${m_ls:0:3}..${m_ls: -3} be ${m_be:0:3}..${m_be: -3}"
+log "== 8. compute-sanitizer: libtidal makes no failing driver call"
+# memcheck reports every CUDA API call that returns an error (--report-api-errors explicit,
+# its default) as well as device memory errors; libtidal's own calls must not add any: no
+# probing of modules, functions, handle kinds or parameter counts (docs/runtime.md). The
+# programs' own checks are timing-dependent under instrumentation and run in sections 1-2;
+# here only the sanitizer's summary decides.
+CS=$(command -v compute-sanitizer || true)
+for c in "$CUDA_HOME/bin/compute-sanitizer" "$CUDA_HOME/compute-sanitizer/compute-sanitizer"; do
+  [[ -z $CS && -x $c ]] && CS=$c
+done
+if [[ -n $CS ]]; then
+  sanitize() {   # sanitize NAME CMD...
+    local name=$1; shift
+    local out rc summary first
+    out=$(timeout 600 "$CS" --tool memcheck --target-processes all "$@" 2>&1); rc=$?
+    echo "$out" | sed "s/^/  [sanitizer.$name] /" >>"$LOG"
+    summary=$(grep -oE 'ERROR SUMMARY: [0-9]+ errors?' <<<"$out" | tail -1)
+    first=$(grep -m1 -oE 'Program hit [A-Za-z_]+ \(error [0-9]+\).* on CUDA API call to [A-Za-z0-9_]+' <<<"$out")
+    [[ $summary == "ERROR SUMMARY: 0 errors" ]]
+    check "sanitizer.$name" $? "${summary:-no ERROR SUMMARY line}; program exit $rc${first:+; first: $first}"
+  }
+  TIDAL_PARTITION=t:0-65 sanitize linked.env "$B/rt_app_linked" env 2000
+  sanitize linked.graph "$B/rt_app_linked" graph
+  sanitize linked.place "$B/rt_app_linked" place
+  sanitize preload.env env TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD="$PRE" "$B/rt_app_plain" env 2000
+  sanitize preload.api env LD_PRELOAD="$PRE" "$B/rt_app_plain" api
+  # an example built by CMake with tidal-nvcc (section 6), its kernels as clones on SMs 0-65
+  if [[ -x ${CP:-}/saxpy ]]; then
+    sanitize example.saxpy env TIDAL_PARTITION=cm:0-65 LD_PRELOAD="$PRE" "$CP/saxpy"
+  else
+    log "SKIP sanitizer.example.saxpy: examples/cmake-project was not built (section 6)"
+  fi
+else
+  log "SKIP sanitizer: compute-sanitizer not found (PATH, \$CUDA_HOME/bin, \$CUDA_HOME/compute-sanitizer)"
+fi
 rm -rf "$T"
 log "$pass passed, $fail failed"
 (( fail == 0 ))

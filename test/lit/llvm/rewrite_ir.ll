@@ -74,6 +74,9 @@ entry:
 ; the module globals of abi/tidal_abi.h, and __tidal_sh (TIDAL_SH_BYTES, align 8)
 ; CHECK-DAG: @__tidal_ctl = weak addrspace(4) externally_initialized global i64 0, align 8
 ; CHECK-DAG: @__tidal_rewritten_v3 = weak addrspace(1) global i32 1, align 4
+; per clone, its parameter count as the size of K__tidal_nparams (the runtime reads it)
+; CHECK-DAG: @guarded__tidal_nparams = weak addrspace(1) global [3 x i8] zeroinitializer, align 1
+; CHECK-DAG: @reverse__tidal_nparams = weak addrspace(1) global [2 x i8] zeroinitializer, align 1
 ; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i32, i32, i32, i32, i64, i64 }
 ; CHECK-DAG: @__tidal_sh = internal addrspace(3) global [24 x i8] undef, align 8
 
@@ -260,8 +263,10 @@ entry:
 ; CHECK: attributes #[[SNIPPET]] = { convergent noduplicate nounwind }
 
 ; Lowered: the snippets' own registers and labels, each in its { } scope, and the
-; 56-byte tidal_launch parameter.
+; 56-byte tidal_launch parameter; the parameter counts as the PTX pass writes them.
 ; PTX:       .shared .align 8 .b8 __tidal_sh[24];
+; PTX-DAG:   .weak .global .align 1 .b8 guarded__tidal_nparams[3];
+; PTX-DAG:   .weak .global .align 1 .b8 reverse__tidal_nparams[2];
 ; PTX-LABEL: .visible .entry guarded(
 ; PTX:       mov.u64 %rd{{[0-9]+}}, %gridid;
 ; PTX:       // begin inline asm
