@@ -50,7 +50,8 @@
 // Under compute-sanitizer (test/gpu/sanitize.sh): --no-fork, --sanitize (the original module's
 // entry is renamed NAME__ref, so the tool's reports say which kernel a finding is in; flips
 // start before the launch and are counted, not required), --steps (a subset of the steps
-// above, by label) and --max-blocks (smaller logical grids: the tools are 10-100x slower).
+// above, by label), --max-blocks (smaller logical grids: the tools are 10-100x slower) and
+// --occ (fewer workers, so that a small grid still runs several logical blocks per worker).
 //
 // The specs run in one child process; the parent prints every check line and ends with
 // "N passed, N failed". A hang (launch longer than --launch-timeout), a CUDA error or a crash
@@ -173,6 +174,7 @@ static double g_launch_timeout = 10.0;        // seconds one launch may take
 static bool g_nofork = false;                 // --no-fork: keep going after CUDA errors
 static bool g_sanitize = false;               // --sanitize: runs under compute-sanitizer (see main)
 static std::vector<std::string> g_steps;      // --steps: the step labels to run (empty: all)
+static int g_occ = 0;                         // --occ: plan clones as if at most this many blocks fit an SM
 static const char REF_SUFFIX[] = "__ref";     // --sanitize: the original kernel's entry, renamed
 static uint64_t g_seed = 20261130;
 
@@ -924,6 +926,7 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
             report(false, sp, "occupancy", r ? cu_err(r) : "occupancy of the clone is 0");
             clone_ok = false;
         }
+        if (g_occ > 0 && occ > g_occ) occ = g_occ;   // --occ: fewer workers, more logical blocks each
     }
     if (!R.alloc_partition(&err)) {
         report_not_run(err);
@@ -1284,6 +1287,9 @@ static void usage()
             "                        flip-c-epoch, ...; ref and module always run)\n"
             "  --max-blocks N        shrink every logical grid to at most N blocks (halving its largest\n"
             "                        dimension); specs that need a >= 2^24 grid are left out\n"
+            "  --occ N               plan the clones as if at most N blocks fit an SM: fewer workers,\n"
+            "                        each running several logical blocks (small grids still cross\n"
+            "                        tidal's barriers between logical blocks)\n"
             "  --launch-timeout S    seconds one launch may take before it counts as a hang (10)\n"
             "  --spec-timeout S      seconds one spec may take (120)\n"
             "  --budget S            seconds for the whole suite; specs not started by then fail (170)\n"
@@ -1317,6 +1323,9 @@ int main(int argc, char **argv)
         else if (a == "--max-blocks") {
             max_blocks = strtoull(need("--max-blocks").c_str(), nullptr, 0);
             if (max_blocks < 1) { fprintf(stderr, "--max-blocks needs a positive count\n"); return 2; }
+        } else if (a == "--occ") {
+            g_occ = atoi(need("--occ").c_str());
+            if (g_occ < 1) { fprintf(stderr, "--occ needs a positive count\n"); return 2; }
         } else if (a == "--sanitize") g_sanitize = true;
         else if (a == "--list") list = true;
         else if (a == "--no-fork") nofork = g_nofork = true;

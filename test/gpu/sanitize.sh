@@ -30,8 +30,12 @@
 #   --budget S     seconds for all sanitizer processes (default 200; SANITIZE_BUDGET): a
 #                  process not started by then is a FAIL "not run", a running one is cut
 #                  at the deadline
-#   --steps LIST   harness steps per spec (default a,b/half,c-epoch/half,c-static/half,flip-c-epoch)
-#   --max-blocks N logical grids shrunk to at most N blocks (default 264: 2 per H200 SM)
+#   --steps LIST   harness steps per spec (default a,b/half,c-epoch/half,c-static1/half,
+#                  c-static/half,flip-c-epoch)
+#   --max-blocks N logical grids shrunk to at most N blocks (default 264: 2 per H200 SM; racecheck,
+#                  the slowest tool, half that); the clones are planned with --occ 1 (one
+#                  worker per SM), so that workers still run several logical blocks each and
+#                  cross tidal's barriers between them (c-static1: chunks of 2 and more)
 # Environment: TIDAL_GPU_BUILD (default <repo>/build-gpu), CUDA_HOME, COMPUTE_SANITIZER
 #   (the tool; default $CUDA_HOME/bin/compute-sanitizer, then PATH), OUT.
 set -uo pipefail
@@ -50,7 +54,7 @@ ALLOW=$here/sanitizer/allowlist.txt
 
 build=1 run=1 only="" jobs=${SANITIZE_JOBS:-12} budget=${SANITIZE_BUDGET:-200}
 tools=memcheck,racecheck,synccheck,initcheck
-steps=a,b/half,c-epoch/half,c-static/half,flip-c-epoch
+steps=a,b/half,c-epoch/half,c-static1/half,c-static/half,flip-c-epoch
 max_blocks=264
 usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -n 's/^# \{0,1\}//p' >&2; exit 2; }
 while (( $# )); do
@@ -181,7 +185,7 @@ for t in racecheck synccheck memcheck initcheck; do   # racecheck first: the slo
     addjob "$t" spec "$s"
   done
 done
-log "== $n sanitizer processes ($jobs at once, ${budget} s): tools $tools; specs: ${#SPECS[@]} (racecheck on those with shared memory); steps $steps; grids <= $max_blocks logical blocks"
+log "== $n sanitizer processes ($jobs at once, ${budget} s): tools $tools; specs: ${#SPECS[@]} (racecheck on those with shared memory); steps $steps; grids <= $max_blocks logical blocks ($(( (max_blocks + 1) / 2 )) under racecheck), one worker per SM"
 
 # ---------------------------------------------------------------- run them
 export SAN B S W steps max_blocks
@@ -196,8 +200,10 @@ run_job() {
   if [[ $kind == repro ]]; then
     cmd=("$S/repro" "$S/repro_kernels.ptx" --tool "$target")
   else
+    local mb=$max_blocks
+    [[ $tool == racecheck ]] && mb=$(( (max_blocks + 1) / 2 ))
     cmd=("$B/tidal_gpu_harness" "$B/ptx/orig" "$B/ptx/tidal" --no-fork --sanitize --only "=$target"
-         --steps "$steps" --max-blocks "$max_blocks" --launch-timeout $(( to > 20 ? to - 10 : 10 )))
+         --steps "$steps" --max-blocks "$mb" --occ 1 --launch-timeout $(( to > 20 ? to - 10 : 10 )))
   fi
   local t0=$SECONDS
   # shellcheck disable=SC2086
