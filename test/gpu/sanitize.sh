@@ -155,12 +155,12 @@ has() { [[ ",$1," == *",$2,"* ]]; }
 listing=$("$B/tidal_gpu_harness" --list --max-blocks "$max_blocks" ${only:+--only "$only"} 2>&1) ||
   die "tidal_gpu_harness --list failed: $listing"
 grep '^# ' <<<"$listing" | sed 's/^# /INFO /' | tee -a "$LOG" >/dev/null
-declare -A ENTRY FILE SHARED
+declare -A ENTRY SHARED
 SPECS=()
 while read -r name file entry rest; do
   [[ $name == \#* || -z $entry || $name =~ ^[0-9]+$ ]] && continue
   smem=$(sed -n 's/.* smem \([0-9]*\).*/\1/p' <<<"$rest")
-  SPECS+=("$name"); ENTRY[$name]=$entry; FILE[$name]=$file
+  SPECS+=("$name"); ENTRY[$name]=$entry
   # racecheck checks shared memory: kernels that have some (static or dynamic), and a
   # few without, whose clones share only tidal's own __tidal_sh (chunk starts, leader state)
   SHARED[$name]=0
