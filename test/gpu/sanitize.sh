@@ -346,7 +346,7 @@ for pass_kind in repro spec; do
       [[ -z $why ]] && REPRO_COUNT[$tool.$target]=${count:-0}
       desc="${count:-?} $([[ $tool == racecheck ]] && echo "hazards ($errs errors, $warns warnings)" || echo errors)"
       [[ -n $sigs ]] && desc+=": $(sig_list <<<"$sigs")"
-      res=$(grep -E '^INFO ' "$W/$id.out" | head -1 | sed 's/^INFO [^:]*: //')
+      res=$(grep -E '^INFO ' "$W/$id.out" | head -1 | sed -e 's/^INFO [^:]*: //' -e 's/ (.*//')
       [[ -n $res ]] && desc+=" [$res]"
       if [[ -n $why ]]; then bad "$label: $why"; continue; fi
       case "$target" in
