@@ -69,9 +69,11 @@ fuzz: $(BUILD)/build.ninja
 # make gpu-check     build + run the GPU suites (needs an NVIDIA GPU, CUDA 13): the rewrite
 #                    (test/gpu/run.sh, log $${OUT:-/tmp}/gpu-check.log), the same on cubins
 #                    made in process by libnvptxcompiler when the toolkit has it (run.sh
-#                    --cubin nvptxcompiler, log gpu-check-cubin-nvptxcompiler.log) and
-#                    libtidal (test/gpu/runtime/run.sh, log gpu-runtime.log); last line
-#                    "N passed, N failed"
+#                    --cubin nvptxcompiler, log gpu-check-cubin-nvptxcompiler.log),
+#                    libtidal (test/gpu/runtime/run.sh, log gpu-runtime.log) and
+#                    compute-sanitizer's four tools over the rewrite suite and the repros of
+#                    the clone's barriers (test/gpu/sanitize.sh, log gpu-sanitize.log; a
+#                    named SKIP without compute-sanitizer); last line "N passed, N failed"
 # make gpu-selftest  same build, harness tested against a fake libcuda (no GPU needed)
 GPU_CHECK_ARGS ?=
 gpu-check:
@@ -82,6 +84,7 @@ gpu-check:
 	   logs="$$logs $$o/gpu-check-cubin-nvptxcompiler.log"; \
 	 else echo "gpu-check: no libnvptxcompiler in this toolkit: cubin suite not run"; fi; \
 	 test/gpu/runtime/run.sh || rc=1; \
+	 test/gpu/sanitize.sh || rc=1; logs="$$logs $$o/gpu-sanitize.log"; \
 	 p=0; f=0; \
 	 for l in $$logs; do \
 	   s=$$(tail -1 $$l); set -- $$s; p=$$((p + $$1)); f=$$((f + $$3)); done; \

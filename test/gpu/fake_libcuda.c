@@ -258,6 +258,8 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
     snprintf(base, sizeof base, "%s", f->name);
     char *suf = strstr(base, TIDAL_RESHAPED_SUFFIX);
     if (suf) *suf = 0;
+    size_t bl = strlen(base);   /* the harness's --sanitize runs the original as NAME__ref */
+    if (!rewritten && bl > 5 && !strcmp(base + bl - 5, "__ref")) base[bl - 5] = 0;
     uint64_t h0 = 1469598103934665603ull;
     for (const char *c = base; *c; c++) h0 = (h0 ^ (unsigned char)*c) * 1099511628211ull;
     int nuser = clone ? f->nparams - 1 : f->nparams;

@@ -47,6 +47,12 @@
 // block on an SM outside the mask unless violations rose (STATIC: at most the workers' own
 // chunks plus one claimed chunk each).
 //
+// Under compute-sanitizer (test/gpu/sanitize.sh): --no-fork, --sanitize (the original module's
+// entry is renamed NAME__ref, so the tool's reports say which kernel a finding is in; flips
+// start before the launch and are counted, not required), --steps (a subset of the steps
+// above, by label), --max-blocks (smaller logical grids: the tools are 10-100x slower) and
+// --occ (fewer workers, so that a small grid still runs several logical blocks per worker).
+//
 // The specs run in one child process; the parent prints every check line and ends with
 // "N passed, N failed". A hang (launch longer than --launch-timeout), a CUDA error or a crash
 // costs one step: a fresh child resumes at the next step of that spec.
@@ -57,6 +63,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -165,6 +172,10 @@ static Spec mk(const std::string &name, const std::string &file, const std::stri
 static const uint32_t POISON = 0xA5C3E17Bu;   // not a plausible output of any spec
 static double g_launch_timeout = 10.0;        // seconds one launch may take
 static bool g_nofork = false;                 // --no-fork: keep going after CUDA errors
+static bool g_sanitize = false;               // --sanitize: runs under compute-sanitizer (see main)
+static std::vector<std::string> g_steps;      // --steps: the step labels to run (empty: all)
+static int g_occ = 0;                         // --occ: plan clones as if at most this many blocks fit an SM
+static const char REF_SUFFIX[] = "__ref";     // --sanitize: the original kernel's entry, renamed
 static uint64_t g_seed = 20261130;
 
 static double now_s()
@@ -352,10 +363,34 @@ struct Loaded {
         if (_r != CUDA_SUCCESS) { *err = std::string(what) + ": " + cu_err(_r); return false; } \
     } while (0)
 
+// `.entry NAME` → `.entry TO` in PTX text (the declaration only: nothing else in a module
+// names an entry; its parameters keep their names). False if there is no such entry.
+static bool rename_entry(std::string *text, const std::string &name, const std::string &to)
+{
+    auto ident = [](char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; };
+    for (size_t p = text->find(".entry"); p != std::string::npos; p = text->find(".entry", p + 6)) {
+        size_t q = p + 6;
+        if (q >= text->size() || !isspace((unsigned char)(*text)[q])) continue;
+        while (q < text->size() && isspace((unsigned char)(*text)[q])) q++;
+        if (text->compare(q, name.size(), name) || (q + name.size() < text->size() && ident((*text)[q + name.size()])))
+            continue;
+        text->replace(q, name.size(), to);
+        return true;
+    }
+    return false;
+}
+
+static bool load_module_text(const std::string &text, const std::string &path, CUmodule *mod, std::string *err);
+
 static bool load_module(const std::string &path, CUmodule *mod, std::string *err)
 {
     std::string text;
     if (!read_file(path, &text)) { *err = "cannot read " + path; return false; }
+    return load_module_text(text, path, mod, err);
+}
+
+static bool load_module_text(const std::string &text, const std::string &path, CUmodule *mod, std::string *err)
+{
     static char log[16384];
     log[0] = 0;
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -615,6 +650,11 @@ struct Flipper {
     std::vector<Mask> choices;
     uint64_t seed;
     std::atomic<bool> stop{false};
+    // --sanitize: started before the launch (a tool may return from the launch call only when
+    // the kernel is done, or prepare it for long); the first flip waits until the kernel is in
+    // its stream or the launch call returned
+    bool wait_launch = false;
+    std::atomic<bool> issued{false};
     int landed = 0, total = 0;
     std::string err, trace;
     std::thread th;
@@ -632,6 +672,7 @@ struct Flipper {
         uint64_t st = seed;
         int us = 20;   // first flip early: short kernels still see one
         const int max_flips = 40;
+        while (wait_launch && !stop && !issued && cuStreamQuery(e.st) != CUDA_ERROR_NOT_READY) usleep(10);
         while (!stop && total <= max_flips) {
             double until = now_s() + us * 1e-6;
             while (!stop && now_s() < until) std::this_thread::yield();
@@ -738,7 +779,13 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     std::string report_text;
     const bool b_original = read_file(tidal_dir + "/" + sp.file + ".report", &report_text) &&
                             report_says_verbatim(report_text, sp.entry);
-    const std::vector<Step> steps = spec_steps(sp, R.masks, b_original);
+    std::vector<Step> steps = spec_steps(sp, R.masks, b_original);
+    if (!g_steps.empty())
+        steps.erase(std::remove_if(steps.begin(), steps.end(),
+                                   [](const Step &st) {
+                                       return std::find(g_steps.begin(), g_steps.end(), st.label) == g_steps.end();
+                                   }),
+                    steps.end());
 
     // ---- reference ------------------------------------------------------------------
     CUmodule omod = nullptr;
@@ -750,9 +797,17 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     CUfunction ofn = nullptr;
     double ms = 0, ms2 = 0;
     std::string why;
-    bool ok = load_module(orig_dir + "/" + sp.file + ".ptx", &omod, &err) &&
-              [&] { CUresult r = cuModuleGetFunction(&ofn, omod, sp.entry.c_str());
-                    if (r) err = "cuModuleGetFunction(" + sp.entry + "): " + cu_err(r);
+    // --sanitize: the original kernel runs as NAME__ref, so that a tool's report tells it
+    // from the rewritten module's NAME (case a, b) and NAME__tidal_reshaped (the clone)
+    const std::string opath = orig_dir + "/" + sp.file + ".ptx";
+    const std::string oentry = g_sanitize ? sp.entry + REF_SUFFIX : sp.entry;
+    std::string otext0;
+    bool ok = (read_file(opath, &otext0) || (err = "cannot read " + opath, false)) &&
+              (!g_sanitize || rename_entry(&otext0, sp.entry, oentry) ||
+               (err = "no .entry " + sp.entry + " in " + opath, false)) &&
+              load_module_text(otext0, opath, &omod, &err) &&
+              [&] { CUresult r = cuModuleGetFunction(&ofn, omod, oentry.c_str());
+                    if (r) err = "cuModuleGetFunction(" + oentry + "): " + cu_err(r);
                     return r == CUDA_SUCCESS; }() &&
               set_smem_attr(ofn, sp.smem, &err) && R.alloc(&err) && R.prepare_outputs(&err) &&
               R.launch(ofn, sp.grid, nullptr, "ref", &ms, &err) && R.outputs(true, &why, &err) &&
@@ -871,6 +926,7 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
             report(false, sp, "occupancy", r ? cu_err(r) : "occupancy of the clone is 0");
             clone_ok = false;
         }
+        if (g_occ > 0 && occ > g_occ) occ = g_occ;   // --occ: fewer workers, more logical blocks each
     }
     if (!R.alloc_partition(&err)) {
         report_not_run(err);
@@ -997,7 +1053,13 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
         if (st.flip) {
             std::vector<Mask> ch = standard_masks(e.nsm, g_seed ^ fnv1a(sp.name + st.label));
             fl = new Flipper(e, R.pt.part, ch, g_seed ^ fnv1a(sp.name + st.label + "flip"));
-            during = [fl] { fl->start(); };
+            if (g_sanitize) {
+                fl->wait_launch = true;
+                fl->start();
+                during = [fl] { fl->issued = true; };
+            } else {
+                during = [fl] { fl->start(); };
+            }
         }
         if (k) k = R.launch(st.kind == S_CLONE ? L.clone : L.fn, wg, st.kind == S_CLONE ? &pl.tl : nullptr, st.label,
                             &ms, &err2, st.flip ? &during : nullptr);
@@ -1218,6 +1280,16 @@ static void usage()
             "                        (=NAME: exactly that spec)\n"
             "  --list                list the specs and exit\n"
             "  --no-fork             run specs in this process (for cuda-gdb / compute-sanitizer)\n"
+            "  --sanitize            for compute-sanitizer (test/gpu/sanitize.sh): the original kernel's\n"
+            "                        entry is renamed NAME__ref; flips start before the launch and\n"
+            "                        their count is reported, not required\n"
+            "  --steps A,B,...       run only the steps with these labels (a, b/half, c-epoch/half,\n"
+            "                        flip-c-epoch, ...; ref and module always run)\n"
+            "  --max-blocks N        shrink every logical grid to at most N blocks (halving its largest\n"
+            "                        dimension); specs that need a >= 2^24 grid are left out\n"
+            "  --occ N               plan the clones as if at most N blocks fit an SM: fewer workers,\n"
+            "                        each running several logical blocks (small grids still cross\n"
+            "                        tidal's barriers between logical blocks)\n"
             "  --launch-timeout S    seconds one launch may take before it counts as a hang (10)\n"
             "  --spec-timeout S      seconds one spec may take (120)\n"
             "  --budget S            seconds for the whole suite; specs not started by then fail (170)\n"
@@ -1229,23 +1301,33 @@ int main(int argc, char **argv)
     std::vector<std::string> pos, only;
     bool list = false, nofork = false;
     double spec_timeout = 120, budget = 170;
+    uint64_t max_blocks = 0;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto need = [&](const char *o) -> std::string {
             if (i + 1 >= argc) { fprintf(stderr, "%s needs a value\n", o); usage(); exit(2); }
             return argv[++i];
         };
-        if (a == "--only") {
-            std::string v = need("--only");
-            only.clear();   // the last --only wins
-            size_t p = 0;
-            while (p <= v.size()) {
+        auto items = [](const std::string &v) {   // "A,B,..." (empty items dropped)
+            std::vector<std::string> r;
+            for (size_t p = 0; p <= v.size();) {
                 size_t q = v.find(',', p);
                 if (q == std::string::npos) q = v.size();
-                if (q > p) only.push_back(v.substr(p, q - p));
+                if (q > p) r.push_back(v.substr(p, q - p));
                 p = q + 1;
             }
-        } else if (a == "--list") list = true;
+            return r;
+        };
+        if (a == "--only") only = items(need("--only"));   // the last --only wins
+        else if (a == "--steps") g_steps = items(need("--steps"));
+        else if (a == "--max-blocks") {
+            max_blocks = strtoull(need("--max-blocks").c_str(), nullptr, 0);
+            if (max_blocks < 1) { fprintf(stderr, "--max-blocks needs a positive count\n"); return 2; }
+        } else if (a == "--occ") {
+            g_occ = atoi(need("--occ").c_str());
+            if (g_occ < 1) { fprintf(stderr, "--occ needs a positive count\n"); return 2; }
+        } else if (a == "--sanitize") g_sanitize = true;
+        else if (a == "--list") list = true;
         else if (a == "--no-fork") nofork = g_nofork = true;
         else if (a == "--launch-timeout") g_launch_timeout = atof(need("--launch-timeout").c_str());
         else if (a == "--spec-timeout") spec_timeout = atof(need("--spec-timeout").c_str());
@@ -1260,7 +1342,17 @@ int main(int argc, char **argv)
         bool take = only.empty();
         for (auto &o : only)   // "=NAME": exactly NAME; else a substring
             take |= o[0] == '=' ? s.name == o.substr(1) : s.name.find(o) != std::string::npos;
-        if (take) specs.push_back(s);
+        if (!take) continue;
+        if (max_blocks && s.huge) {   // the point of such a spec is its grid
+            printf("# %s: left out (--max-blocks %" PRIu64 "; it needs >= 2^24 logical blocks)\n", s.name.c_str(), max_blocks);
+            continue;
+        }
+        while (max_blocks && s.logical() > max_blocks) {   // halve the largest dimension
+            unsigned *d = std::max_element(s.grid, s.grid + 3);
+            *d = (*d + 1) / 2;
+        }
+        if (g_sanitize) s.flip_min = 0;   // a tool may serialise the flip copies behind the kernel
+        specs.push_back(s);
     }
     if (list) {
         for (auto &s : specs)

@@ -2,7 +2,9 @@
 # test/gpu/selftest.sh -- checks the GPU suite itself on a machine WITHOUT a GPU:
 # everything builds (run.sh --build-only: tidal-opt, kernels -> PTX, rewrite, ptxas,
 # harness), and the harness, run against fake_libcuda.c (a libcuda.so.1 that runs no
-# PTX), passes a clean fake and fails each injected fault. Ends with "N passed, N failed".
+# PTX), passes a clean fake and fails each injected fault; test/gpu/sanitize.sh, run with a
+# fake compute-sanitizer, attributes findings and applies its allowlist as it should.
+# Ends with "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -51,5 +53,39 @@ for b in diff exec twice outside noviol slot epoch static flags huge join crash 
     ok "fault '$b' detected: $(tail -1 <<<"$out")"
   fi
 done
+
+# test/gpu/sanitize.sh against the fake libcuda and a fake compute-sanitizer
+# (sanitizer/fake_compute_sanitizer.sh, findings by FAKE_SAN_RULES): the harness's --sanitize,
+# --steps and --max-blocks, attribution, the allowlist and the controls it depends on
+san() { LD_LIBRARY_PATH=$fake FAKE_CUDA_KERNEL_MS=3 COMPUTE_SANITIZER=${SAN_TOOL:-$here/sanitizer/fake_compute_sanitizer.sh} \
+          TIDAL_SANITIZE_ANY_DEVICE=1 OUT=$B/sanitize-selftest "$here/sanitize.sh" \
+          --only =counted_early_exit,=warp_specialized,=grid_3d --tools racecheck,memcheck --jobs 4 "$@" 2>&1; }
+rules='racecheck|rc_race_persist|rc_race_persist|Error:Write-Read'
+rules+=';racecheck|rc_counted_persist|rc_counted_persist|Error:Write-Read'
+rules+=';racecheck|=counted_early_exit|counted_early_exit__tidal_reshaped|Error:Write-Read'
+rules+=';racecheck|=warp_specialized|warp_specialized__tidal_reshaped|Error:Read-Write'
+rules+=';memcheck|=grid_3d|grid_3d__tidal_reshaped|Invalid __global__ write of size 4 bytes'
+expect() {   # expect OUTPUT WHAT REGEX...: every REGEX matches a line of OUTPUT
+  local o=$1 w=$2 r; shift 2
+  for r in "$@"; do grep -Eq "$r" <<<"$o" || { bad "sanitize.sh: $w: no line /$r/"; return; }; done
+  ok "sanitize.sh: $w"
+}
+o=$(FAKE_SAN_RULES=$rules san)
+expect "$o" "attribution and allowlist" \
+  '^PASS racecheck rc_control_persist: clean' '^PASS racecheck rc_race_persist: the real race is caught' \
+  '^PASS racecheck counted_early_exit: 1 hazards, all allowed: clone Error:Write-Read \(artefact: rc_counted_persist\); harness [0-9]+ passed, 0 failed' \
+  '^FAIL racecheck warp_specialized: 1 finding\(s\) not allowlisted: clone: ' \
+  '^FAIL memcheck grid_3d: 1 finding\(s\) not allowlisted: clone: Invalid __global__ write' \
+  '^PASS memcheck counted_early_exit: 0 errors; harness [0-9]+ passed, 0 failed' '^PASS racecheck grid_3d: 0 hazards'
+o=$(FAKE_SAN_RULES="$rules;racecheck|rc_control_persist|rc_control_persist|Warning:Write-Write" \
+    FAKE_SAN_NOSUMMARY='=grid_3d' san --no-build)
+expect "$o" "a flagged control voids the allowlist; a missing summary fails" \
+  '^FAIL racecheck rc_control_persist: the race-free control is flagged' \
+  '^FAIL racecheck counted_early_exit: 1 finding\(s\) not allowlisted' '^FAIL racecheck grid_3d: no summary from compute-sanitizer'
+o=$(FAKE_SAN_RULES=$rules san --no-build --tools memcheck --budget 0)
+expect "$o" "an exhausted budget fails the processes not run" '^FAIL memcheck grid_3d: not run'
+o=$(SAN_TOOL=$B/no-such-sanitizer san --no-build)
+expect "$o" "a named SKIP without compute-sanitizer" '^SKIP sanitize: compute-sanitizer not found' '^0 passed, 0 failed$'
+
 echo "$pass passed, $fail failed"
 (( fail == 0 ))
