@@ -17,6 +17,7 @@ step() {   # step NAME LOG CMD...
   fi
 }
 step gpu-rewrite-suite "$d/gpu.log" env TIDAL_GPU_BUILD="$d/gpu" OUT="$d/gpu-out" "$root/test/gpu/run.sh" --build-only
+step gpu-sanitize "$d/gpu-sanitize.log" env TIDAL_GPU_BUILD="$d/gpu" OUT="$d/gpu-out" "$root/test/gpu/sanitize.sh" --build-only
 step gpu-runtime-suite "$d/gpu-rt.log" env TIDAL_GPU_RT_BUILD="$d/gpu-rt" OUTDIR="$d/gpu-rt-out" "$root/test/gpu/runtime/run.sh" --build-only
 step bench-dnn "$d/dnn.log" env TIDAL_DNN_BUILD="$d/dnn" OUT="$d/dnn-out" BENCH_DNN_CACHE="$d/dnn-cache" "$root/bench/dnn/run.sh" --build-only
 step bench-gpu "$d/bench-gpu.log" env BENCH_BUILD="$d/bench-gpu" OUT="$d/bench-gpu-out" "$root/bench/gpu/run.sh" --build-only
