@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define S_(x) #x
+#define S(x) S_(x)
 
 typedef struct func_info {
     ptx_func *f;
@@ -43,7 +45,8 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
     const ptx_token *k = &m->toks[t];
     const char *p = m->src + k->off;
     if (k->kind != PTX_TK_IDENT) return false;
-    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", "__tidal_sh", NULL};
+    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch",
+                                        TIDAL_SH_SYMBOL,  TIDAL_DSH_SYMBOL,    NULL};
     for (int i = 0; exact[i]; i++)
         if (k->len == strlen(exact[i]) && !memcmp(p, exact[i], k->len)) return true;
     size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
@@ -213,7 +216,7 @@ typedef struct plan {
     bool between_barrier; /* barrier between logical blocks of one claim */
     bool funnel;          /* route barriers and exits through one CTA-wide funnel */
     unsigned bar_id;      /* id of tidal's own barriers */
-    bool big_shared;      /* the module has dynamic shared memory: keep its base aligned */
+    bool big_shared;      /* the module has dynamic shared memory: no case b in the original entry */
     tidal_kernel_report *report;  /* this kernel's line of the report */
 } plan;
 
@@ -401,9 +404,10 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     }
     bool *between_barrier = &pl->between_barrier;
     *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
-    /* Dynamic shared memory starts after the static variables. Kernels (Triton's
-     * wgmma/TMA tiles) rely on its base being 1024-byte aligned, so tidal's own
-     * variable then takes a whole aligned kilobyte instead of 12 bytes. */
+    /* Dynamic shared memory starts after the static variables, which ptxas pads to the
+     * largest .extern .shared alignment of the module (Triton's wgmma/TMA tiles declare
+     * 1024). A static __tidal_sh in the original entry (case b) would then cost up to that
+     * much: such a module's original entries stay verbatim (tidal_run). */
     for (uint32_t i = 0; i < m->nitems; i++) {
         const ptx_item *it = &m->items[i];
         if (it->kind != PTX_ITEM_VAR || it->text) continue;
@@ -441,6 +445,7 @@ static char *expand(const char *text, unsigned bar_id, bool clone) {
         {"@START@", snip[3]},
         {"@VALUES@", clone ? tidal_values_reshaped_grid : tidal_values_original_grid},
         {"@LOGICAL@", clone ? tidal_reshaped_reload : tidal_original_reload},
+        {"@SH@", clone ? "%tdl_sh" : TIDAL_SH_SYMBOL},
     };
     sbuf b = {0};
     sb_str(&b, "");
@@ -486,7 +491,7 @@ static char *direct_copy(ctx *c, const ptx_func *f) {
 /* The statements tidal inserts into a rewritten kernel whose text differs between
  * the original entry and the clone: their indices, and both texts. The clone is
  * printed from the same statements with the clone's texts swapped in. */
-enum { PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
+enum { PIECE_SHARED, PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
 typedef struct pieces {
     uint32_t at[NPIECES];
     char *original[NPIECES], *clone[NPIECES];
@@ -546,10 +551,19 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     }
     uint32_t at = 0;
     ptx_stmt_insert(f, at++, PTX_ST_REG, tidal_reg_decls);
+    /* The shared words: a static variable in the original entry (case b: its launcher
+     * adds no dynamic bytes); in the clone the tail of the dynamic shared memory, so the
+     * clone's static shared memory is the original's and it launches wherever the
+     * original launches (abi/tidal_abi.h, TIDAL_SH_*). */
     char shdecl[80];
-    snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t__tidal_sh[%u];", pl->big_shared ? 1024u : 8u,
-             pl->big_shared ? 1024u : (unsigned)TIDAL_SH_BYTES);
-    ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
+    snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t" TIDAL_SH_SYMBOL "[%u];", (unsigned)TIDAL_SH_ALIGN,
+             (unsigned)TIDAL_SH_BYTES);
+    pc->original[PIECE_SHARED] = strdup(shdecl);
+    pc->clone[PIECE_SHARED] =
+        strdup("// tidal: the shared words are at " TIDAL_DSH_SYMBOL " + tidal_launch.sh_off (the dynamic shared "
+               "memory's tail)");
+    if (!pc->original[PIECE_SHARED] || !pc->clone[PIECE_SHARED]) ptx_ice("out of memory");
+    pc->at[PIECE_SHARED] = ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
     pc->at[PIECE_PROLOGUE] = ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, pc->original[PIECE_PROLOGUE]);
     sbuf e = {0};
     sb_str(&e, "$tdl_next:\n");
@@ -721,10 +735,12 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         free(t);
                         /* The original entry stays byte-identical unless case b is asked
                          * for; even then a kernel with dynamic shared memory keeps it:
-                         * tidal's 1 KiB-aligned __tidal_sh would move the dynamic base by
-                         * 1 KiB, and launches near the per-block limit (Triton GEMMs with
-                         * many stages) would fail with "invalid argument". Its launches
-                         * run as the original or as the clone, none in case b. */
+                         * case b's static __tidal_sh (its launcher adds no dynamic bytes)
+                         * would move the dynamic base by up to the extern alignment (1 KiB
+                         * for Triton's tiles: ptxas pads the static variables to it), and
+                         * launches near the per-block limit (Triton GEMMs with many stages)
+                         * would fail with "invalid argument". Its launches run as the
+                         * original or as the clone, none in case b. */
                         if (!opt->case_b || plans[i].big_shared) {
                             c.fi[i].f->modified = false;
                             plans[i].report->original_verbatim = 1;
@@ -741,10 +757,22 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
             uint8_t kd = m->items[it].kind;
             if (kd == PTX_ITEM_VERSION || kd == PTX_ITEM_TARGET || kd == PTX_ITEM_ADDRESS_SIZE) at = it + 1;
         }
+        /* The clones' shared words are in their dynamic shared memory, through an extern
+         * array of tidal's own: it starts at the dynamic base, as every extern shared array
+         * does, and its small alignment leaves the module's dynamic base where it was (ptxas
+         * pads a kernel's static shared memory to the largest .extern .shared alignment of
+         * the module, 16 at least: in a module without dynamic shared memory every kernel's
+         * static size rounds up to 16 bytes). */
         ptx_item_insert(m, at, PTX_ITEM_VAR,
-                        "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
-                        ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
-                        ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
+                        opt->reshaped_clone
+                            ? "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
+                              ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
+                              ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;\n"
+                              "// tidal: the clones' shared words, in the tail of their dynamic shared memory\n"
+                              ".extern .shared .align " S(TIDAL_SH_ALIGN) " .b8 " TIDAL_DSH_SYMBOL "[];"
+                            : "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
+                              ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
+                              ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
     }
     for (uint32_t i = 0; i < c.nf; i++) pieces_free(&pcs[i]);
     free(pcs);

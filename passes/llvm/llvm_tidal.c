@@ -14,10 +14,14 @@
  *                     chunk, and the block runs each chunk's logical blocks with
  *                     llvm.nvvm.read.ptx.sreg.{ctaid,nctaid}.* replaced by the
  *                     logical ids, `ret` → the loop latch (case b)
- *   K__tidal_reshaped K's parameters + a byval tidal_launch (56 bytes; case c); a
+ *                     (a module with dynamic shared memory keeps K verbatim: its
+ *                     static @__tidal_sh would move the dynamic base, as in the PTX pass)
+ *   K__tidal_reshaped K's parameters + a byval tidal_launch (64 bytes; case c); a
  *                     STATIC launch in epoch mode takes the static fast path (each
- *                     worker's own chunk first: no ENTER, no barrier before it)
- *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v3 weak addrspace(1) i32 1
+ *                     worker's own chunk first: no ENTER, no barrier before it); its
+ *                     shared words are in its dynamic shared memory (@__tidal_dsh +
+ *                     tidal_launch.sh_off), so its static shared size is K's
+ *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v4 weak addrspace(1) i32 1
  *
  * The LLVM C API has no function cloning: LLVMCloneModule gives independent
  * copies of every function; their globals are replaced by the original's and
@@ -39,23 +43,25 @@ _Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, 
                    offsetof(tidal_launch, chunk) == 20 && offsetof(tidal_launch, slot) == 24 &&
                    offsetof(tidal_launch, epoch) == 28 && offsetof(tidal_launch, flags) == 32 &&
                    offsetof(tidal_launch, base) == 36 && offsetof(tidal_launch, key) == 40 &&
-                   offsetof(tidal_launch, sm_blocks) == 48 && sizeof(tidal_launch) == 56 &&
-                   TIDAL_LAUNCH_BYTES == 56,
+                   offsetof(tidal_launch, sm_blocks) == 48 && offsetof(tidal_launch, sh_off) == 56 &&
+                   offsetof(tidal_launch, reserved) == 60 && sizeof(tidal_launch) == 64 && TIDAL_LAUNCH_BYTES == 64,
                "tidal_launch layout changed: update launch_type() in llvm_tidal.c");
 
 /* The clone's byval parameter type: tidal_launch (abi/tidal_abi.h). A type of that
  * name in the module with another body is left alone (LLVM renames ours). */
 static LLVMTypeRef launch_type(irb *x) {
-    /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks */
-    LLVMTypeRef f[9] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32, x->i32, x->i64, x->i64};
+    /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks, sh_off, reserved */
+    enum { N = 11 };
+    LLVMTypeRef f[N] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32,
+                        x->i32, x->i64, x->i64, x->i32, x->i32};
     LLVMTypeRef t = LLVMGetTypeByName2(x->c, "struct.tidal_launch");
-    if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == 9) {
-        LLVMTypeRef g[9];
+    if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == N) {
+        LLVMTypeRef g[N];
         LLVMGetStructElementTypes(t, g);
         if (!memcmp(f, g, sizeof f) && !LLVMIsPackedStruct(t)) return t;
     }
     t = LLVMStructCreateNamed(x->c, "struct.tidal_launch");
-    LLVMStructSetBody(t, f, 9, 0);
+    LLVMStructSetBody(t, f, N, 0);
     return t;
 }
 
@@ -157,15 +163,26 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
     LLVMSetInitializer(marker, tl_c32(&x, 1));
     LLVMSetLinkage(marker, LLVMWeakAnyLinkage);
     LLVMSetAlignment(marker, 4);
-    /* __tidal_sh: the leader's b0 for the block (double-buffered) and its private
-     * state between snippets (tidal_protocol.h); 1 KiB aligned to 1 KiB when the
-     * module has dynamic shared memory (it starts after the static variables, and
-     * Triton tiles assume a 1024-byte-aligned base) */
-    LLVMTypeRef shty = LLVMArrayType2(x.i8, big_shared ? 1024 : TIDAL_SH_BYTES);
-    x.sh_gv = LLVMAddGlobalInAddressSpace(x.m, shty, "__tidal_sh", 3);
-    LLVMSetInitializer(x.sh_gv, LLVMGetUndef(shty));
-    LLVMSetLinkage(x.sh_gv, LLVMInternalLinkage);
-    LLVMSetAlignment(x.sh_gv, big_shared ? 1024 : 8);
+    /* The shared words (abi/tidal_abi.h, TIDAL_SH_*: the leader's b0 for the block,
+     * double-buffered, and its private state between snippets). The original entry's are
+     * the static @__tidal_sh (case b: its launcher adds no dynamic bytes); a module with
+     * dynamic shared memory keeps its original entries verbatim, since ptxas pads the
+     * static variables to the extern alignment (Triton's 1024) and the dynamic base would
+     * move. The clones' are in their dynamic shared memory at tidal_launch.sh_off, from
+     * the extern @__tidal_dsh (every extern shared array starts at the dynamic base; its
+     * alignment, below the 16 ptxas gives the dynamic base anyway, moves nothing). */
+    LLVMTypeRef shty = LLVMArrayType2(x.i8, TIDAL_SH_BYTES);
+    x.sh_gv = NULL;
+    if (!big_shared) {
+        x.sh_gv = LLVMAddGlobalInAddressSpace(x.m, shty, TIDAL_SH_SYMBOL, 3);
+        LLVMSetInitializer(x.sh_gv, LLVMGetUndef(shty));
+        LLVMSetLinkage(x.sh_gv, LLVMInternalLinkage);
+        LLVMSetAlignment(x.sh_gv, TIDAL_SH_ALIGN);
+    }
+    LLVMTypeRef dshty = LLVMArrayType2(x.i8, 0);
+    x.dsh_gv = LLVMAddGlobalInAddressSpace(x.m, dshty, TIDAL_DSH_SYMBOL, 3);
+    LLVMSetLinkage(x.dsh_gv, LLVMExternalLinkage);
+    LLVMSetAlignment(x.dsh_gv, TIDAL_SH_ALIGN);
     LLVMTypeRef launch_ty = launch_type(&x);
 
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -173,17 +190,25 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         if (!v[i].ok) continue;
         LLVMValueRef k = m->kernels[i];
         unsigned np = LLVMCountParams(k);
-        tl_drop_wrong_attrs(k);
         /* the reshaped clone (case c) */
         bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
+        tl_drop_wrong_attrs(r);
         tl_move_body(tl_nth_function(c2, fidx[i]), r, np);
         x.f = r;
         if (funnel) tl_funnel_prepare(&x, r, tm, po);
         body br = tl_body_of(r);
         tl_build(&x, &br, NULL, &v[i]);
         free(br.blocks);
+        LLVMErrorRef e2 = LLVMRunPassesOnFunction(r, "mem2reg", tm, po);
+        if (e2) LLVMConsumeError(e2);
+        if (big_shared) {
+            m->report[i].original_verbatim = 1;
+            m->report[i].verbatim_shared = 1;
+            continue;
+        }
         /* the kernel itself, with a verbatim copy of its body for case a */
+        tl_drop_wrong_attrs(k);
         x.f = k;
         if (funnel) tl_funnel_prepare(&x, k, tm, po);
         body bk = tl_body_of(k);
@@ -191,9 +216,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         tl_build(&x, &bk, direct, &v[i]);
         free(bk.blocks);
         LLVMErrorRef e1 = LLVMRunPassesOnFunction(k, "mem2reg", tm, po);
-        LLVMErrorRef e2 = LLVMRunPassesOnFunction(r, "mem2reg", tm, po);
         if (e1) LLVMConsumeError(e1);
-        if (e2) LLVMConsumeError(e2);
     }
     LLVMDisposePassBuilderOptions(po);
     free(fidx);
