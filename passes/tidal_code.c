@@ -5,8 +5,9 @@
  * the chunk to the block, and the logical-block loop. tidal_rewrite.c decides where
  * they go and fills the placeholders: "@BAR@" (tidal's barrier id), "@ENTER@",
  * "@CLAIM@", "@LEAVE@", "@START@" (the snippets), "@VALUES@" (the entry's launch values),
- * "@LOGICAL@" (the clone's reload of the logical grid) and "@SH@" (the base of the
- * shared words in the skeleton's own accesses: __tidal_sh, or the clone's %tdl_sh). */
+ * "@LOGICAL@" (the clone's reload of the logical grid), "@SH@" (the base of the shared
+ * words in the skeleton's own accesses: __tidal_sh, or the clone's %tdl_sh) and "@DSH@"
+ * (the clone's extern array, NAME__tidal_dsh). */
 #include "tidal_internal.h"
 #include "tidal_abi.h"
 #include "tidal_protocol.h"
@@ -33,14 +34,14 @@ const char tidal_reg_decls[] =
     "\tmad.lo.u32 \t%tdl_pid, %tdl_pid, %tdl_t1, %tdl_t0;\n"
 
 /* The shared words (abi/tidal_abi.h, TIDAL_SH_*): the original entry's static __tidal_sh;
- * the clone's at tidal_launch.sh_off in its dynamic shared memory, through the module's
- * own .extern .shared __tidal_dsh (every extern shared array starts at the dynamic base),
+ * the clone's at tidal_launch.sh_off in its dynamic shared memory, through its own
+ * .extern .shared NAME__tidal_dsh (every extern shared array starts at the dynamic base),
  * so that the clone has no more static shared memory than the original. */
 #define SH_STATIC "\tmov.u64 \t%tdl_sh, " TIDAL_SH_SYMBOL ";\n"
 #define SH_DYNAMIC                                                                                                     \
     "\tld.param.u32 \t%tdl_t0, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SH_OFF) "];\n"                                     \
     "\tcvt.u64.u32 \t%tdl_sh, %tdl_t0;\n"                                                                              \
-    "\tmov.u64 \t%tdl_a0, " TIDAL_DSH_SYMBOL ";\n"                                                                     \
+    "\tmov.u64 \t%tdl_a0, @DSH@;\n"                                                                                    \
     "\tadd.u64 \t%tdl_sh, %tdl_sh, %tdl_a0;\n"
 
 #define ORIGINAL_FLAGS 28

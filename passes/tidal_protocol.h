@@ -44,10 +44,13 @@ extern const tidal_snippet tidal_snippet_enter, tidal_snippet_claim, tidal_snipp
 
 /* The shared words' layout (TIDAL_SH_*) is abi/tidal_abi.h's: the runtime sizes the
  * clone's dynamic shared memory from it. Where they are: an original entry's static
- * variable, and in a clone the dynamic shared memory (the module's extern array, which
- * starts at the dynamic base) at tidal_launch.sh_off. */
+ * variable, and in a clone the dynamic shared memory at tidal_launch.sh_off, from an
+ * extern array of the clone's own (every extern shared array starts at the dynamic base;
+ * one per clone: in a debug module ptxas places an extern array after the largest static
+ * variables of all the kernels that use it). */
 #define TIDAL_SH_SYMBOL "__tidal_sh"   /* .shared .align 8 .b8 [TIDAL_SH_BYTES], in an original entry */
-#define TIDAL_DSH_SYMBOL "__tidal_dsh" /* .extern .shared .align TIDAL_SH_ALIGN .b8 [], module scope */
+#define TIDAL_DSH_SUFFIX "__tidal_dsh" /* NAME__tidal_dsh: .extern .shared .align TIDAL_SH_ALIGN .b8 [],
+                                          module scope, used by NAME__tidal_reshaped alone */
 
 /* The snippet as PTX text: %[x] becomes %tdl_x (malloc'd). */
 char *tidal_snippet_ptx(const tidal_snippet *s);

@@ -45,12 +45,15 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
     const ptx_token *k = &m->toks[t];
     const char *p = m->src + k->off;
     if (k->kind != PTX_TK_IDENT) return false;
-    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch",
-                                        TIDAL_SH_SYMBOL,  TIDAL_DSH_SYMBOL,    NULL};
+    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", TIDAL_SH_SYMBOL, NULL};
     for (int i = 0; exact[i]; i++)
         if (k->len == strlen(exact[i]) && !memcmp(p, exact[i], k->len)) return true;
-    size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
-    return k->len > sl && !memcmp(p + k->len - sl, TIDAL_RESHAPED_SUFFIX, sl);
+    static const char *const suffix[] = {TIDAL_RESHAPED_SUFFIX, TIDAL_DSH_SUFFIX, NULL};
+    for (int i = 0; suffix[i]; i++) {
+        size_t sl = strlen(suffix[i]);
+        if (k->len > sl && !memcmp(p + k->len - sl, suffix[i], sl)) return true;
+    }
+    return false;
 }
 
 /* The function a name refers to: its definition when the module has one. A .func may be
@@ -405,9 +408,11 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     bool *between_barrier = &pl->between_barrier;
     *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
     /* Dynamic shared memory starts after the static variables, which ptxas pads to the
-     * largest .extern .shared alignment of the module (Triton's wgmma/TMA tiles declare
-     * 1024). A static __tidal_sh in the original entry (case b) would then cost up to that
-     * much: such a module's original entries stay verbatim (tidal_run). */
+     * largest .extern .shared alignment of the module (16 at least). A static __tidal_sh in
+     * the original entry (case b) would move the dynamic base: by 32 bytes in a Triton
+     * module (it declares .align 16 but its TMA/wgmma tiles rely on the base staying where
+     * a kernel without static variables has it, 1 KiB-aligned), by up to the alignment
+     * elsewhere. Such a module's original entries stay verbatim (tidal_run). */
     for (uint32_t i = 0; i < m->nitems; i++) {
         const ptx_item *it = &m->items[i];
         if (it->kind != PTX_ITEM_VAR || it->text) continue;
@@ -429,8 +434,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
 }
 
 /* The skeleton's text with its placeholders filled for one entry: the original
- * (clone = false) or the reshaped clone. */
-static char *expand(const char *text, unsigned bar_id, bool clone) {
+ * (clone = false) or the reshaped clone, whose extern array is dsh. Twice: the launch
+ * values filled in hold placeholders too. */
+static char *expand_once(const char *text, unsigned bar_id, bool clone, const char *dsh) {
     char bar[8];
     snprintf(bar, sizeof bar, "%u", bar_id);
     char *snip[4] = {tidal_snippet_ptx(&tidal_snippet_enter), tidal_snippet_ptx(&tidal_snippet_claim),
@@ -446,6 +452,7 @@ static char *expand(const char *text, unsigned bar_id, bool clone) {
         {"@VALUES@", clone ? tidal_values_reshaped_grid : tidal_values_original_grid},
         {"@LOGICAL@", clone ? tidal_reshaped_reload : tidal_original_reload},
         {"@SH@", clone ? "%tdl_sh" : TIDAL_SH_SYMBOL},
+        {"@DSH@", dsh},
     };
     sbuf b = {0};
     sb_str(&b, "");
@@ -462,6 +469,13 @@ static char *expand(const char *text, unsigned bar_id, bool clone) {
     }
     for (int i = 0; i < 4; i++) free(snip[i]);
     return b.p;
+}
+
+static char *expand(const char *text, unsigned bar_id, bool clone, const char *dsh) {
+    char *once = expand_once(text, bar_id, clone, dsh);
+    char *twice = expand_once(once, bar_id, clone, dsh);
+    free(once);
+    return twice;
 }
 
 static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
@@ -495,6 +509,7 @@ enum { PIECE_SHARED, PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
 typedef struct pieces {
     uint32_t at[NPIECES];
     char *original[NPIECES], *clone[NPIECES];
+    char *dsh; /* the clone's extern array, NAME__tidal_dsh */
 } pieces;
 
 static void pieces_free(pieces *pc) {
@@ -502,6 +517,7 @@ static void pieces_free(pieces *pc) {
         free(pc->original[i]);
         free(pc->clone[i]);
     }
+    free(pc->dsh);
 }
 
 static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
@@ -511,6 +527,11 @@ static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
 static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     unsigned nsites = 0;
     char *original = direct_copy(c, f);
+    sbuf dn = {0};
+    sb_str(&dn, ptx_func_name(f));
+    sb_str(&dn, TIDAL_DSH_SUFFIX);
+    pc->dsh = dn.p;
+    const char *dsh = pc->dsh;
     /* 1. statements of the original body */
     for (uint32_t i = 0; i < f->nstmts; i++) {
         ptx_stmt *s = &f->stmts[i];
@@ -546,7 +567,7 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&p, clone ? tidal_prologue_reshaped_grid : tidal_prologue_original_grid);
         sb_str(&p, clone ? tidal_values_reshaped_grid : tidal_values_original_grid);
         sb_str(&p, tidal_prologue_common);
-        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone);
+        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone, dsh);
         free(p.p);
     }
     uint32_t at = 0;
@@ -554,15 +575,25 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     /* The shared words: a static variable in the original entry (case b: its launcher
      * adds no dynamic bytes); in the clone the tail of the dynamic shared memory, so the
      * clone's static shared memory is the original's and it launches wherever the
-     * original launches (abi/tidal_abi.h, TIDAL_SH_*). */
+     * original launches (abi/tidal_abi.h, TIDAL_SH_*). The clone finds them through an
+     * extern array of its own, declared before it (clone_text): it starts at the dynamic
+     * base, as every extern shared array does, and its 8-byte alignment leaves the base
+     * where it was (ptxas pads a kernel's static shared memory to the largest .extern
+     * .shared alignment of the module, 16 at least: in a module without dynamic shared
+     * memory every kernel's static size rounds up to 16 bytes). One per clone: in a debug
+     * module (.target ..., debug) ptxas puts an extern array after the largest static
+     * variables of all the kernels that use it, so a shared one gave every clone the
+     * largest clone's static size. */
     char shdecl[80];
     snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t" TIDAL_SH_SYMBOL "[%u];", (unsigned)TIDAL_SH_ALIGN,
              (unsigned)TIDAL_SH_BYTES);
     pc->original[PIECE_SHARED] = strdup(shdecl);
-    pc->clone[PIECE_SHARED] =
-        strdup("// tidal: the shared words are at " TIDAL_DSH_SYMBOL " + tidal_launch.sh_off (the dynamic shared "
-               "memory's tail)");
-    if (!pc->original[PIECE_SHARED] || !pc->clone[PIECE_SHARED]) ptx_ice("out of memory");
+    sbuf cs = {0};
+    sb_str(&cs, "// tidal: the shared words are at ");
+    sb_str(&cs, dsh);
+    sb_str(&cs, " + tidal_launch.sh_off (the dynamic shared memory's tail)");
+    pc->clone[PIECE_SHARED] = cs.p;
+    if (!pc->original[PIECE_SHARED]) ptx_ice("out of memory");
     pc->at[PIECE_SHARED] = ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
     pc->at[PIECE_PROLOGUE] = ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, pc->original[PIECE_PROLOGUE]);
     sbuf e = {0};
@@ -604,8 +635,8 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&e, line);
     }
     sb_str(&e, tidal_epilogue_tail);
-    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false);
-    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true);
+    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false, "");
+    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true, dsh);
     free(e.p);
     pc->at[PIECE_EPILOGUE] = ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, pc->original[PIECE_EPILOGUE]);
     pc->original[PIECE_DIRECT] = original;
@@ -619,6 +650,11 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
 static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
     ptx_module *m = c->m;
     sbuf b = {0};
+    /* the clone's own extern array: the base of its shared words (rewrite_body) */
+    sb_str(&b, "// tidal: the clone's shared words are in the tail of its dynamic shared memory\n"
+               ".extern .shared .align " S(TIDAL_SH_ALIGN) " .b8 ");
+    sb_str(&b, pc->dsh);
+    sb_str(&b, "[];\n");
     /* header: original bytes with the name replaced and a parameter appended */
     const ptx_token *nt = &m->toks[f->name_tok];
     size_t hb = m->toks[f->tok_begin].off;
@@ -736,11 +772,10 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         /* The original entry stays byte-identical unless case b is asked
                          * for; even then a kernel with dynamic shared memory keeps it:
                          * case b's static __tidal_sh (its launcher adds no dynamic bytes)
-                         * would move the dynamic base by up to the extern alignment (1 KiB
-                         * for Triton's tiles: ptxas pads the static variables to it), and
-                         * launches near the per-block limit (Triton GEMMs with many stages)
-                         * would fail with "invalid argument". Its launches run as the
-                         * original or as the clone, none in case b. */
+                         * would move the dynamic base (check_kernel), breaking Triton's
+                         * aligned tiles, and launches near the per-block limit (Triton GEMMs
+                         * with many stages) would fail with "invalid argument". Its launches
+                         * run as the original or as the clone, none in case b. */
                         if (!opt->case_b || plans[i].big_shared) {
                             c.fi[i].f->modified = false;
                             plans[i].report->original_verbatim = 1;
@@ -757,22 +792,10 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
             uint8_t kd = m->items[it].kind;
             if (kd == PTX_ITEM_VERSION || kd == PTX_ITEM_TARGET || kd == PTX_ITEM_ADDRESS_SIZE) at = it + 1;
         }
-        /* The clones' shared words are in their dynamic shared memory, through an extern
-         * array of tidal's own: it starts at the dynamic base, as every extern shared array
-         * does, and its small alignment leaves the module's dynamic base where it was (ptxas
-         * pads a kernel's static shared memory to the largest .extern .shared alignment of
-         * the module, 16 at least: in a module without dynamic shared memory every kernel's
-         * static size rounds up to 16 bytes). */
         ptx_item_insert(m, at, PTX_ITEM_VAR,
-                        opt->reshaped_clone
-                            ? "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
-                              ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
-                              ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;\n"
-                              "// tidal: the clones' shared words, in the tail of their dynamic shared memory\n"
-                              ".extern .shared .align " S(TIDAL_SH_ALIGN) " .b8 " TIDAL_DSH_SYMBOL "[];"
-                            : "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
-                              ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
-                              ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
+                        "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"
+                        ".weak .const .align 8 .u64 __tidal_ctl = 0;\n"
+                        ".weak .global .align 4 .u32 " TIDAL_MARKER_SYMBOL " = 1;");
     }
     for (uint32_t i = 0; i < c.nf; i++) pieces_free(&pcs[i]);
     free(pcs);

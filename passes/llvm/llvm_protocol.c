@@ -240,7 +240,7 @@ static LLVMValueRef load_ctl(irb *x, const char *name) { return load(x, x->i64, 
 
 /* The shared words (abi/tidal_abi.h, TIDAL_SH_*): the original entry's @__tidal_sh (launch
  * NULL); the clone's at tidal_launch.sh_off into its dynamic shared memory, whose base
- * the module's extern @__tidal_dsh is, so the clone has the original's static size. */
+ * its own extern @K__tidal_dsh is (x->dsh_gv), so the clone has the original's static size. */
 static LLVMValueRef sh_words(irb *x, LLVMValueRef launch, const char *name) {
     if (!launch) return x->sh_gv;
     LLVMValueRef off = zext64(x, launch_field(x, launch, TIDAL_LAUNCH_OFF_SH_OFF, x->i32, name));

@@ -19,7 +19,7 @@
  *   K__tidal_reshaped K's parameters + a byval tidal_launch (64 bytes; case c); a
  *                     STATIC launch in epoch mode takes the static fast path (each
  *                     worker's own chunk first: no ENTER, no barrier before it); its
- *                     shared words are in its dynamic shared memory (@__tidal_dsh +
+ *                     shared words are in its dynamic shared memory (@K__tidal_dsh +
  *                     tidal_launch.sh_off), so its static shared size is K's
  *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v4 weak addrspace(1) i32 1
  *
@@ -167,10 +167,12 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
      * double-buffered, and its private state between snippets). The original entry's are
      * the static @__tidal_sh (case b: its launcher adds no dynamic bytes); a module with
      * dynamic shared memory keeps its original entries verbatim, since ptxas pads the
-     * static variables to the extern alignment (Triton's 1024) and the dynamic base would
-     * move. The clones' are in their dynamic shared memory at tidal_launch.sh_off, from
-     * the extern @__tidal_dsh (every extern shared array starts at the dynamic base; its
-     * alignment, below the 16 ptxas gives the dynamic base anyway, moves nothing). */
+     * static variables to the extern alignment (16 at least) and the dynamic base would
+     * move (Triton's tiles rely on it staying 1 KiB-aligned). A clone's are in its dynamic
+     * shared memory at tidal_launch.sh_off, from an extern array of its own, @K__tidal_dsh
+     * (every extern shared array starts at the dynamic base; its alignment, below the 16
+     * ptxas gives the dynamic base anyway, moves nothing; one per clone as in the PTX
+     * pass, tidal_rewrite.c). */
     LLVMTypeRef shty = LLVMArrayType2(x.i8, TIDAL_SH_BYTES);
     x.sh_gv = NULL;
     if (!big_shared) {
@@ -180,9 +182,6 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         LLVMSetAlignment(x.sh_gv, TIDAL_SH_ALIGN);
     }
     LLVMTypeRef dshty = LLVMArrayType2(x.i8, 0);
-    x.dsh_gv = LLVMAddGlobalInAddressSpace(x.m, dshty, TIDAL_DSH_SYMBOL, 3);
-    LLVMSetLinkage(x.dsh_gv, LLVMExternalLinkage);
-    LLVMSetAlignment(x.dsh_gv, TIDAL_SH_ALIGN);
     LLVMTypeRef launch_ty = launch_type(&x);
 
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -194,6 +193,18 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
         tl_drop_wrong_attrs(r);
+        {
+            size_t kl;
+            const char *kn = LLVMGetValueName2(k, &kl);
+            char *dn = malloc(kl + sizeof TIDAL_DSH_SUFFIX);
+            if (!dn) tl_oom();
+            memcpy(dn, kn, kl);
+            memcpy(dn + kl, TIDAL_DSH_SUFFIX, sizeof TIDAL_DSH_SUFFIX);
+            x.dsh_gv = LLVMAddGlobalInAddressSpace(x.m, dshty, dn, 3);
+            LLVMSetLinkage(x.dsh_gv, LLVMExternalLinkage);
+            LLVMSetAlignment(x.dsh_gv, TIDAL_SH_ALIGN);
+            free(dn);
+        }
         tl_move_body(tl_nth_function(c2, fidx[i]), r, np);
         x.f = r;
         if (funnel) tl_funnel_prepare(&x, r, tm, po);

@@ -9,7 +9,7 @@
 ; Dynamic shared memory starts after the static variables, which ptxas pads to
 ; the module's extern alignment. As in the PTX pass, the clone keeps the shared
 ; words in the tail of its dynamic shared memory, from an extern array of its
-; own (@__tidal_dsh, 8-aligned: the dynamic base keeps the module's alignment) at
+; own (@rotate__tidal_dsh, 8-aligned: the dynamic base keeps the module's alignment) at
 ; tidal_launch.sh_off (+56), after checking that the launch's dynamic shared
 ; memory has room for them; so its static shared memory is the original's
 ; (SMEM). The original entry of a module with dynamic shared memory stays
@@ -26,7 +26,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; REPORT-NEXT: rewritten rotate (line {{[0-9]+}}): convergent-exits, 0 registers added, barrier between logical blocks, original entry verbatim (dynamic shared memory: no case b)
 
 ; CHECK-NOT: @__tidal_sh =
-; CHECK: @__tidal_dsh = external addrspace(3) global [0 x i8], align 8
+; CHECK: @rotate__tidal_dsh = external addrspace(3) global [0 x i8], align 8
 ; CHECK-NOT: @__tidal_sh =
 ; the original entry as it was
 ; CHECK-LABEL: define ptx_kernel void @rotate(
@@ -34,13 +34,13 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-NOT:   tdl
 ; CHECK:       ret void
 ; CHECK-NEXT:  }
-; the clone: the words at @__tidal_dsh + sh_off are the snippets' `sh` operand
+; the clone: the words at @rotate__tidal_dsh + sh_off are the snippets' `sh` operand
 ; CHECK-LABEL: define ptx_kernel void @rotate__tidal_reshaped(
 ; CHECK:       br i1 {{.*}}, label %tdl.trap, label %tdl.smem
 ; CHECK:       [[OFFP:%.+]] = getelementptr i8, ptr %__tidal_launch, i64 56
 ; CHECK-NEXT:  %tdl.sh.off = load i32, ptr [[OFFP]], align 4
 ; CHECK-NEXT:  [[OFF:%.+]] = zext i32 %tdl.sh.off to i64
-; CHECK-NEXT:  [[W:%.+]] = getelementptr i8, ptr addrspace(3) @__tidal_dsh, i64 [[OFF]]
+; CHECK-NEXT:  [[W:%.+]] = getelementptr i8, ptr addrspace(3) @rotate__tidal_dsh, i64 [[OFF]]
 ; CHECK-NEXT:  %tdl.sh = ptrtoint ptr addrspace(3) [[W]] to i64
 ; CHECK:       %tdl.b0.enter = call i32 asm sideeffect {{.*}}, i64 %tdl.sh)
 ; the chunk is published there too
@@ -57,10 +57,10 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK-NEXT:  br i1 %tdl.no.room, label %tdl.trap, label %tdl.values
 ; PTX-NOT: __tidal_sh[
 ; PTX: .extern .shared .align 16 .b8 dyn[];
-; PTX: .extern .shared .align 8 .b8 __tidal_dsh[];
+; PTX: .extern .shared .align 8 .b8 rotate__tidal_dsh[];
 ; PTX-NOT: __tidal_sh[
 ; PTX: mov.u32 {{%r[0-9]+}}, %dynamic_smem_size;
-; PTX: mov.b64 {{%rd[0-9]+}}, __tidal_dsh;
+; PTX: mov.b64 {{%rd[0-9]+}}, rotate__tidal_dsh;
 ; 400 bytes of static variables, padded to 16: 400
 ; SMEM:      input rotate [[S:400]]
 ; SMEM-NEXT: rewritten rotate [[S]]

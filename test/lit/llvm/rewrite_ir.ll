@@ -22,8 +22,8 @@
 ; fast chunk with no tickets, the block exits instead), and at the end the leader's
 ; LEAVE. The clone @K__tidal_reshaped takes a byval tidal_launch (64 bytes). The
 ; shared words are @__tidal_sh in K (case b: its launcher adds no dynamic bytes) and,
-; in the clone, @__tidal_dsh (the dynamic base) + tidal_launch.sh_off: the tail of the
-; dynamic shared memory the runtime adds for them.
+; in the clone, @K__tidal_dsh (its own extern array: the dynamic base) +
+; tidal_launch.sh_off: the tail of the dynamic shared memory the runtime adds for them.
 
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -75,12 +75,13 @@ entry:
 }
 
 ; the module globals of abi/tidal_abi.h, __tidal_sh (TIDAL_SH_BYTES, align 8) and the
-; clones' extern __tidal_dsh
+; clones' extern arrays K__tidal_dsh
 ; CHECK-DAG: @__tidal_ctl = weak addrspace(4) externally_initialized global i64 0, align 8
 ; CHECK-DAG: @__tidal_rewritten_v4 = weak addrspace(1) global i32 1, align 4
 ; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i32, i32, i32, i32, i64, i64, i32, i32 }
 ; CHECK-DAG: @__tidal_sh = internal addrspace(3) global [24 x i8] undef, align 8
-; CHECK-DAG: @__tidal_dsh = external addrspace(3) global [0 x i8], align 8
+; CHECK-DAG: @guarded__tidal_dsh = external addrspace(3) global [0 x i8], align 8
+; CHECK-DAG: @reverse__tidal_dsh = external addrspace(3) global [0 x i8], align 8
 
 ; CHECK-LABEL: define ptx_kernel void @guarded(ptr addrspace(1) %out, i32 %n) {
 ; CHECK-NEXT:  tdl.entry:
@@ -221,7 +222,7 @@ entry:
 ; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 56
 ; CHECK-NEXT:    %tdl.sh.off = load i32
 ; CHECK-NEXT:    [[SHOFF:%[0-9]+]] = zext i32 %tdl.sh.off to i64
-; CHECK-NEXT:    [[SHP:%[0-9]+]] = getelementptr i8, ptr addrspace(3) @__tidal_dsh, i64 [[SHOFF]]
+; CHECK-NEXT:    [[SHP:%[0-9]+]] = getelementptr i8, ptr addrspace(3) @guarded__tidal_dsh, i64 [[SHOFF]]
 ; CHECK-NEXT:    %tdl.sh = ptrtoint ptr addrspace(3) [[SHP]] to i64
 ; the static fast path: flags & (JOIN|STATIC|PROBE) == STATIC
 ; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
