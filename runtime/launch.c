@@ -194,8 +194,8 @@ enum { SMEM_OK, SMEM_NO_ROOM, SMEM_DRIVER_ERROR };
 static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
 {
     int optin = smem_optin();
-    *need = TIDAL_CLONE_SMEM(smem);
     if (smem > UINT32_MAX - TIDAL_SH_ALIGN - TIDAL_SH_BYTES) return SMEM_NO_ROOM;
+    *need = TIDAL_CLONE_SMEM(smem);
     if (!e->smem_read) {
         int dyn = 0, st = 0;
         if (rt.cu->FuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS ||
@@ -547,13 +547,6 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
     }
-    unsigned clone_bytes = 0;
-    int sm = clone_smem(e, q->smem, &clone_bytes);
-    if (sm != SMEM_OK) {
-        smem_declined(e, sm, q->smem, clone_bytes);
-        atomic_fetch_add(&rt.n_unmasked, 1);
-        return;
-    }
     if (!b) b = rt_stream_get(s, 1);   /* its slot lives here (default partition) */
     if (!b) {
         atomic_fetch_add(&rt.n_unmasked, 1);
@@ -578,6 +571,14 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         pl->original = 1;
         pl->stream = s;
         if (trial) pl->sample = take_sample(d, q->f, (uint32_t)logical, 0);
+        return;
+    }
+    /* the clone: its dynamic shared memory has the protocol's words after the launch's */
+    unsigned clone_bytes = 0;
+    int sm = clone_smem(e, q->smem, &clone_bytes);
+    if (sm != SMEM_OK) {
+        smem_declined(e, sm, q->smem, clone_bytes);
+        atomic_fetch_add(&rt.n_unmasked, 1);
         return;
     }
     int occ = occupancy(e, threads, clone_bytes);

@@ -658,6 +658,22 @@ static void test_launch_smem_tail(void **state)
     assert_int_equal(fkc.max_dyn_smem, FAKE_OPTIN - 1024);
     assert_int_equal(st.launches_unmasked - st0.launches_unmasked, 2);
     tidal_stream_bind(s, NULL);
+
+    /* placed as the original (a stream inside the mask, TIDAL_PLACE_ORIGINAL): the clone's
+     * room does not matter, nothing is counted against it */
+    tidal_part *all;
+    assert_int_equal(tidal_partition_create("all", "all", &all), TIDAL_OK);
+    assert_int_equal(tidal_partition_set_placement(all, TIDAL_PLACE_ORIGINAL, 0), TIDAL_OK);
+    CUstream s2 = (CUstream)0x58;
+    tidal_stream_bind(s2, all);
+    l.s = s2;
+    l.smem = FAKE_OPTIN - 1024;
+    capture_stderr(do_launch, &l);
+    assert_ptr_equal(last.f, &fk);
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 2);
+    assert_int_equal(st.launches_original - st0.launches_original, 1);
+    tidal_stream_bind(s2, NULL);
 }
 
 static void test_module_attach(void **state)
