@@ -30,18 +30,24 @@
  *    parameter-count query, and counting by cuFuncGetParamInfo until it fails is a
  *    failing driver call that compute-sanitizer reports in every program. Additive: a
  *    module rewritten before it existed still runs (the runtime counts there).
+ *  - a worker block keeps the protocol's words (TIDAL_SH_*, below) in shared memory.
+ *    The clone keeps them in the tail of the launch's dynamic shared memory, so that its
+ *    static shared memory is the original's: the runtime launches it with
+ *    TIDAL_CLONE_SMEM(d) dynamic bytes for a launch of d, and tidal_launch.sh_off says
+ *    where they are. The original entry (case b only: its launcher adds no bytes) keeps
+ *    them in a static variable.
  */
 #ifndef TIDAL_ABI_H
 #define TIDAL_ABI_H
 
 #include <stdint.h>
 
-#define TIDAL_ABI_VERSION 3
+#define TIDAL_ABI_VERSION 4
 #define TIDAL_CTL_SYMBOL "__tidal_ctl"
 #define TIDAL_RESHAPED_SUFFIX "__tidal_reshaped"
 #define TIDAL_NPARAMS_SUFFIX "__tidal_nparams" /* NAME + it: the clone's parameter count, as a size */
 #define TIDAL_MAX_SMS 256
-#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v3" /* .global defined in rewritten modules */
+#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v4" /* .global defined in rewritten modules */
 #define TIDAL_MARKER_BYTES 4                       /* the marker's size: no __tidal_ctl */
 #define TIDAL_MARKER_BYTES_CASE_B 8                /* the marker's size: __tidal_ctl too (case b) */
 /* Largest logical grid the protocol runs masked (the claim and guard words' fields);
@@ -113,8 +119,9 @@ typedef struct tidal_partition {
 
 /* ---------------------------------------------------------------- the launch
  * By-value parameter appended to the reshaped clone (case c). The clone traps if
- * neither this nor __tidal_ctl names a partition, or if the logical grid has
- * TIDAL_MAX_LOGICAL blocks or more.
+ * neither this nor __tidal_ctl names a partition, if the logical grid has
+ * TIDAL_MAX_LOGICAL blocks or more, or if the launch's dynamic shared memory has no
+ * room for the shared words at sh_off (below).
  *
  * Modes (flags):
  *  - STATIC: worker w (the linear physical block id) first runs the chunk
@@ -149,7 +156,32 @@ typedef struct tidal_launch {
     uint64_t key;             /* PROBE: high bits of the slot tag (| %gridid); 0 for %gridid alone */
     uint64_t sm_blocks;       /* HIST: where to count logical blocks per SM (uint64_t[TIDAL_MAX_SMS],
                                  the partition's sm_blocks); 0: read it from the partition */
+    uint32_t sh_off;          /* the protocol's words: this many bytes into the dynamic shared
+                                 memory, TIDAL_SH_OFFSET(the launch's own dynamic bytes) */
+    uint32_t reserved;        /* 0 */
 } tidal_launch;
+
+/* ---------------------------------------------------------------- the shared words
+ * A worker block's protocol state in shared memory, TIDAL_SH_BYTES at an address
+ * aligned to TIDAL_SH_ALIGN: the claimed chunk double buffered (b0, even and odd
+ * rounds), the leader's slot address and state bits, the start of the chunk the block
+ * runs (HIST/EXEC).
+ *  - clone: at the dynamic shared base + tidal_launch.sh_off. The runtime launches the
+ *    clone of a launch with d dynamic bytes with TIDAL_CLONE_SMEM(d) bytes and sh_off =
+ *    TIDAL_SH_OFFSET(d): the kernel's own d bytes stay where they were, the words follow
+ *    them. The clone traps when sh_off + TIDAL_SH_BYTES exceeds %dynamic_smem_size.
+ *    (The dynamic base is aligned to at least 16: ptxas pads a kernel's static shared
+ *    memory to the largest .extern .shared alignment of the module, 16 at least.)
+ *  - original entry (case b): a static variable, __tidal_sh. */
+#define TIDAL_SH_OFF_B0_EVEN 0
+#define TIDAL_SH_OFF_B0_ODD 4
+#define TIDAL_SH_OFF_SLOT 8
+#define TIDAL_SH_OFF_STATE 16
+#define TIDAL_SH_OFF_CHUNK 20
+#define TIDAL_SH_BYTES 24
+#define TIDAL_SH_ALIGN 8
+#define TIDAL_SH_OFFSET(dyn) (((uint32_t)(dyn) + (TIDAL_SH_ALIGN - 1)) & ~(uint32_t)(TIDAL_SH_ALIGN - 1))
+#define TIDAL_CLONE_SMEM(dyn) (TIDAL_SH_OFFSET(dyn) + TIDAL_SH_BYTES)
 
 #define TIDAL_PARTITION_OFF_MASK 0
 #define TIDAL_PARTITION_OFF_VIOLATIONS 32
@@ -178,7 +210,8 @@ typedef struct tidal_launch {
 #define TIDAL_LAUNCH_OFF_BASE 36
 #define TIDAL_LAUNCH_OFF_KEY 40
 #define TIDAL_LAUNCH_OFF_SM_BLOCKS 48
-#define TIDAL_LAUNCH_BYTES 56
+#define TIDAL_LAUNCH_OFF_SH_OFF 56
+#define TIDAL_LAUNCH_BYTES 64
 
 #if defined(__cplusplus)
 static_assert(sizeof(tidal_slot) == TIDAL_SLOT_BYTES, "slot layout");
@@ -197,6 +230,10 @@ _Static_assert(__builtin_offsetof(tidal_partition, probe_base) == TIDAL_PARTITIO
 _Static_assert(__builtin_offsetof(tidal_launch, slot) == TIDAL_LAUNCH_OFF_SLOT, "launch layout");
 _Static_assert(__builtin_offsetof(tidal_launch, key) == TIDAL_LAUNCH_OFF_KEY, "launch layout");
 _Static_assert(__builtin_offsetof(tidal_launch, sm_blocks) == TIDAL_LAUNCH_OFF_SM_BLOCKS, "launch layout");
+_Static_assert(__builtin_offsetof(tidal_launch, sh_off) == TIDAL_LAUNCH_OFF_SH_OFF, "launch layout");
+_Static_assert(TIDAL_SH_OFF_CHUNK + 4 <= TIDAL_SH_BYTES && TIDAL_SH_BYTES % TIDAL_SH_ALIGN == 0 &&
+                   TIDAL_SH_OFF_SLOT % 8 == 0 && TIDAL_SH_ALIGN >= 8,
+               "shared words layout");
 #endif
 
 #endif

@@ -3,8 +3,8 @@
  * Reads a cubin, a fatbin, a host object/executable/shared library (its
  * .nv_fatbin and __nv_relfatbin sections) or a PTX file; lists each embedded
  * cubin and PTX image with its kernels, says which are rewritten (the module
- * marker __tidal_rewritten_v2 and each kernel's NAME__tidal_reshaped clone),
- * and with --extract-ptx writes the PTX images out. */
+ * marker TIDAL_MARKER_SYMBOL of abi/tidal_abi.h and each kernel's
+ * NAME__tidal_reshaped clone), and with --extract-ptx writes the PTX images out. */
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal_abi.h"

@@ -4,8 +4,10 @@
  * (tidal_protocol.c: enter, claim, leave), the one barrier per chunk that publishes
  * the chunk to the block, and the logical-block loop. tidal_rewrite.c decides where
  * they go and fills the placeholders: "@BAR@" (tidal's barrier id), "@ENTER@",
- * "@CLAIM@", "@LEAVE@", "@START@" (the snippets), "@VALUES@" (the entry's launch values) and
- * "@LOGICAL@" (the clone's reload of the logical grid). */
+ * "@CLAIM@", "@LEAVE@", "@START@" (the snippets), "@VALUES@" (the entry's launch values),
+ * "@LOGICAL@" (the clone's reload of the logical grid), "@SH@" (the base of the shared
+ * words in the skeleton's own accesses: __tidal_sh, or the clone's %tdl_sh) and "@DSH@"
+ * (the clone's extern array, NAME__tidal_dsh). */
 #include "tidal_internal.h"
 #include "tidal_abi.h"
 #include "tidal_protocol.h"
@@ -21,16 +23,26 @@ const char tidal_reg_decls[] =
     "\t.reg .u32 \t%tdl_b0, %tdl_b1, %tdl_lin, %tdl_t0, %tdl_t1;\n"
     "\t.reg .u64 \t%tdl_ctl, %tdl_key, %tdl_hist, %tdl_sh, %tdl_a0, %tdl_a1;";
 
-/* The physical block's linear id, and the address of __tidal_sh. */
-#define PID_AND_SH                                                                                                     \
+/* The physical block's linear id. */
+#define PID                                                                                                            \
     "\tmov.u32 \t%tdl_t0, %ctaid.z;\n"                                                                                 \
     "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"                                                                                \
     "\tmov.u32 \t%tdl_pid, %ctaid.y;\n"                                                                                \
     "\tmad.lo.u32 \t%tdl_pid, %tdl_t0, %tdl_t1, %tdl_pid;\n"                                                           \
     "\tmov.u32 \t%tdl_t1, %nctaid.x;\n"                                                                                \
     "\tmov.u32 \t%tdl_t0, %ctaid.x;\n"                                                                                 \
-    "\tmad.lo.u32 \t%tdl_pid, %tdl_pid, %tdl_t1, %tdl_t0;\n"                                                           \
-    "\tmov.u64 \t%tdl_sh, __tidal_sh;\n"
+    "\tmad.lo.u32 \t%tdl_pid, %tdl_pid, %tdl_t1, %tdl_t0;\n"
+
+/* The shared words (abi/tidal_abi.h, TIDAL_SH_*): the original entry's static __tidal_sh;
+ * the clone's at tidal_launch.sh_off in its dynamic shared memory, through its own
+ * .extern .shared NAME__tidal_dsh (every extern shared array starts at the dynamic base),
+ * so that the clone has no more static shared memory than the original. */
+#define SH_STATIC "\tmov.u64 \t%tdl_sh, " TIDAL_SH_SYMBOL ";\n"
+#define SH_DYNAMIC                                                                                                     \
+    "\tld.param.u32 \t%tdl_t0, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SH_OFF) "];\n"                                     \
+    "\tcvt.u64.u32 \t%tdl_sh, %tdl_t0;\n"                                                                              \
+    "\tmov.u64 \t%tdl_a0, @DSH@;\n"                                                                                    \
+    "\tadd.u64 \t%tdl_sh, %tdl_sh, %tdl_a0;\n"
 
 #define ORIGINAL_FLAGS 28
 _Static_assert(ORIGINAL_FLAGS == (TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC), "case b's flags");
@@ -53,7 +65,7 @@ const char tidal_values_original_grid[] =
     "\tmov.u32 \t%tdl_epoch, 0;\n"
     "\tmov.u32 \t%tdl_slotix, 0;\n"
     "\tmov.u64 \t%tdl_key, %gridid;\n"
-    "\tmov.u64 \t%tdl_hist, 0;\n" PID_AND_SH;
+    "\tmov.u64 \t%tdl_hist, 0;\n" PID SH_STATIC;
 
 /* A clone launched with partition 0 takes the module's __tidal_ctl: only in modules
  * rewritten with case b, the only ones that define it. @CTL@ in the clone's texts
@@ -83,7 +95,7 @@ const char tidal_values_reshaped_grid[] =
     "\tmov.u32 \t%tdl_t1, %nctaid.y;\n"
     "\tmul.lo.u32 \t%tdl_phys, %tdl_t0, %tdl_t1;\n"
     "\tmov.u32 \t%tdl_t1, %nctaid.z;\n"
-    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;\n" PID_AND_SH;
+    "\tmul.lo.u32 \t%tdl_phys, %tdl_phys, %tdl_t1;\n" PID SH_DYNAMIC;
 
 _Static_assert(TIDAL_LAUNCH_OFF_CHUNK == TIDAL_LAUNCH_OFF_GRID_Z + 4 &&
                    TIDAL_LAUNCH_OFF_EPOCH == TIDAL_LAUNCH_OFF_SLOT + 4 &&
@@ -118,6 +130,13 @@ const char tidal_prologue_reshaped_grid[] =
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
     "\tsetp.ge.u64 \t%tdl_p, %tdl_a0, " S(TIDAL_MAX_LOGICAL) ";\n"
+    "\t@%tdl_p trap;\n"
+    "// tidal: the shared words must fit the launch's dynamic shared memory\n"
+    "\tld.param.u32 \t%tdl_t0, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SH_OFF) "];\n"
+    "\tmov.u32 \t%tdl_t1, %dynamic_smem_size;\n"
+    "\tsetp.gt.u32 \t%tdl_p, %tdl_t0, %tdl_t1;\n"
+    "\tsub.u32 \t%tdl_t1, %tdl_t1, %tdl_t0;\n"
+    "\tsetp.lt.or.u32 \t%tdl_p, %tdl_t1, " S(TIDAL_SH_BYTES) ", %tdl_p;\n"
     "\t@%tdl_p trap;\n";
 
 #define STATIC_FAST_MASK 7 /* JOIN | STATIC | PROBE: the fast path is STATIC alone */
@@ -169,7 +188,7 @@ const char tidal_epilogue_head[] =
 
 /* After a chunk the launch values are re-derived (not kept live across the body); a
  * static worker's own chunk in a launch without tickets ends the block; else the leader
- * claims the next chunk and publishes it to the block through __tidal_sh, at the one
+ * claims the next chunk and publishes it to the block through the shared words, at the one
  * barrier per chunk. The block leaves when there is none: everyone but the leader at
  * once, the leader through leave (joiners, a probed slot). The launch values at the
  * departure are those of the last claim: no body ran since. */
@@ -183,12 +202,12 @@ const char tidal_epilogue_tail[] =
     "\t@!%tdl_leader bra \t$tdl_claimed;\n"
     "@CLAIM@\n"
     "$tdl_publish:\n"
-    "\t@%tdl_odd st.shared.u32 \t[__tidal_sh+" S(TIDAL_SH_OFF_B0_ODD) "], %tdl_b0;\n"
-    "\t@!%tdl_odd st.shared.u32 \t[__tidal_sh+" S(TIDAL_SH_OFF_B0_EVEN) "], %tdl_b0;\n"
+    "\t@%tdl_odd st.shared.u32 \t[@SH@+" S(TIDAL_SH_OFF_B0_ODD) "], %tdl_b0;\n"
+    "\t@!%tdl_odd st.shared.u32 \t[@SH@+" S(TIDAL_SH_OFF_B0_EVEN) "], %tdl_b0;\n"
     "$tdl_claimed:\n"
     "\tbarrier.sync \t@BAR@;\n"
-    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+" S(TIDAL_SH_OFF_B0_ODD) "];\n"
-    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [__tidal_sh+" S(TIDAL_SH_OFF_B0_EVEN) "];\n"
+    "\t@%tdl_odd ld.shared.u32 \t%tdl_b0, [@SH@+" S(TIDAL_SH_OFF_B0_ODD) "];\n"
+    "\t@!%tdl_odd ld.shared.u32 \t%tdl_b0, [@SH@+" S(TIDAL_SH_OFF_B0_EVEN) "];\n"
     "\tnot.pred \t%tdl_odd, %tdl_odd;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
     "\t@%tdl_p bra.uni \t$tdl_depart;\n"

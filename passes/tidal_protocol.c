@@ -3,13 +3,14 @@
  * Registers of a snippet are its own (%tdl_xp/xr/xd inside its `{ }`), labels are local
  * to it, and no `$` appears in the text (LLVM inline asm reserves it). Offsets come from
  * abi/tidal_abi.h; the _Static_asserts below tie the literals this text cannot compute to
- * it. State bits kept in __tidal_sh+16 (leader-private):
+ * it. The shared words are the operand `sh` (TIDAL_SH_*: the static __tidal_sh of an
+ * original entry, the dynamic tail of a clone). State bits kept at sh+16 (leader-private):
  *   1 ACTIVE     counted as working in the guard word
  *   2 UNARRIVED  static worker that has not arrived in the guard word yet
  *   4 LAST       the launch's tickets ran out with this worker's chunk: claim no more
  *   8 JWAIT      joiners were inside when the tickets ran out: wait for them to leave
  *  32 JOINER     a joiner inside the launch (flow-in)
- * __tidal_sh+20 holds the start of the chunk the block is running (for HIST/EXEC). */
+ * sh+20 holds the start of the chunk the block is running (for HIST/EXEC). */
 #define _POSIX_C_SOURCE 200809L
 #include "tidal_protocol.h"
 
@@ -33,7 +34,7 @@ _Static_assert(TIDAL_LAUNCH_JOIN == 1 && TIDAL_LAUNCH_STATIC == 2 && TIDAL_LAUNC
                "flag literals below");
 _Static_assert(TIDAL_SLOT_SHARDS == 32 && TIDAL_SLOT_SHARD_STRIDE == 16, "shard literals below");
 _Static_assert(TIDAL_PARTITION_OFF_PROBE_BASE == TIDAL_PARTITION_OFF_SLOT_MASK + 4, "paired load of the probe range");
-_Static_assert(TIDAL_SH_OFF_SLOT == 8 && TIDAL_SH_OFF_STATE == 16 && TIDAL_SH_BYTES >= 24, "__tidal_sh layout");
+_Static_assert(TIDAL_SH_OFF_SLOT % 8 == 0 && TIDAL_SH_OFF_CHUNK + 4 <= TIDAL_SH_BYTES, "the shared words' layout");
 
 #define SLOT_CLAIM "[%tdl_xd0+" S(TIDAL_SLOT_OFF_CLAIM) "]"
 #define SLOT_GUARD "[%tdl_xd0+" S(TIDAL_SLOT_OFF_GUARD) "]"
@@ -96,11 +97,11 @@ _Static_assert(TIDAL_SH_OFF_SLOT == 8 && TIDAL_SH_OFF_STATE == 16 && TIDAL_SH_BY
     "tdl_decode:\n"                                                                                                    \
     "\tcvt.u32.u64 \t%tdl_xr5, %tdl_xd2;\n"                                                                            \
     "\tand.b32 \t%tdl_xr5, %tdl_xr5, 268435455;\n"                                                                     \
-    "\tadd.u32 \t%[b0], %tdl_xr5, %[base];\n"                                                                            \
+    "\tadd.u32 \t%[b0], %tdl_xr5, %[base];\n"                                                                           \
     "\tshr.u64 \t%tdl_xd3, %tdl_xd2, " S(TIDAL_CLAIM_JOINER_SHIFT) ";\n"                                               \
     "\tcvt.u32.u64 \t%tdl_xr6, %tdl_xd3;\n"                                                                            \
     "\tand.b32 \t%tdl_xr6, %tdl_xr6, 1048575;\n"                                                                       \
-    "\tadd.u32 \t%tdl_xr5, %[b0], %[chunk];\n"                                                                           \
+    "\tadd.u32 \t%tdl_xr5, %[b0], %[chunk];\n"                                                                          \
     "\tsetp.ge.u32 \t%tdl_xp2, %tdl_xr5, %[total];\n"                                                                   \
     "\t@%tdl_xp2 or.b32 \t%tdl_xr7, %tdl_xr7, 4;\n"                                                                    \
     "\tsetp.ne.and.u32 \t%tdl_xp3, %tdl_xr6, 0, %tdl_xp2;\n"                                                           \
@@ -108,9 +109,9 @@ _Static_assert(TIDAL_SH_OFF_SLOT == 8 && TIDAL_SH_OFF_STATE == 16 && TIDAL_SH_BY
     "\tmin.u32 \t%[b0], %[b0], %[total];\n"
 
 /* Count a chunk into sm_blocks (HIST: the hist operand, else the partition's pointer)
- * and exec_count (EXEC). RECORD: the chunk the block just ran (start in __tidal_sh+20),
+ * and exec_count (EXEC). RECORD: the chunk the block just ran (start at sh+20),
  * after it, so the loads never delay a logical block; RECORD_CHUNK: the chunk at xr2. */
-#define RECORD "\tld.shared.u32 \t%tdl_xr2, [%[sh]+20];\n" RECORD_CHUNK
+#define RECORD "\tld.shared.u32 \t%tdl_xr2, [%[sh]+" S(TIDAL_SH_OFF_CHUNK) "];\n" RECORD_CHUNK
 #define RECORD_CHUNK                                                                                                   \
     "\tand.b32 \t%tdl_xr1, %[flags], 24;\n"                                                                            \
     "\tsetp.eq.u32 \t%tdl_xp2, %tdl_xr1, 0;\n"                                                                         \
@@ -151,8 +152,8 @@ _Static_assert(TIDAL_SH_OFF_SLOT == 8 && TIDAL_SH_OFF_STATE == 16 && TIDAL_SH_BY
 /* End of enter/claim: keep the state and the chunk's start for the next snippet. */
 #define OUT                                                                                                            \
     "tdl_out:\n"                                                                                                       \
-    "\tst.shared.u32 \t[%[sh]+16], %tdl_xr7;\n"                                                                         \
-    "\tst.shared.u32 \t[%[sh]+20], %[b0];\n"                                                                             \
+    "\tst.shared.u32 \t[%[sh]+" S(TIDAL_SH_OFF_STATE) "], %tdl_xr7;\n"                                                 \
+    "\tst.shared.u32 \t[%[sh]+" S(TIDAL_SH_OFF_CHUNK) "], %[b0];\n"                                                    \
     "}"
 
 /* The end of enter and claim: take a ticket, decode it; or no chunk (b0 = total). */
@@ -210,7 +211,7 @@ static const char enter_text[] =
     "\tmov.u32 \t%tdl_xr3, %tdl_xr1;\n"
     "\tbra.uni \t tdl_probe;\n"
     "tdl_have_slot:\n"
-    "\tst.shared.u64 \t[%[sh]+8], %tdl_xd0;\n"
+    "\tst.shared.u64 \t[%[sh]+" S(TIDAL_SH_OFF_SLOT) "], %tdl_xd0;\n"
     "\tand.b32 \t%tdl_xr1, %[flags], 3;\n"
     "\tsetp.eq.u32 \t%tdl_xp1, %tdl_xr1, 2;\n"
     "\t@!%tdl_xp1 bra.uni \t tdl_dynamic;\n"
@@ -323,8 +324,8 @@ static const char enter_text[] =
 
 static const char claim_text[] =
     REGS
-    "\tld.shared.u64 \t%tdl_xd0, [%[sh]+8];\n"
-    "\tld.shared.u32 \t%tdl_xr7, [%[sh]+16];\n"
+    "\tld.shared.u64 \t%tdl_xd0, [%[sh]+" S(TIDAL_SH_OFF_SLOT) "];\n"
+    "\tld.shared.u32 \t%tdl_xr7, [%[sh]+" S(TIDAL_SH_OFF_STATE) "];\n"
     RECORD
     "\tand.b32 \t%tdl_xr1, %tdl_xr7, 4;\n"
     "\tsetp.ne.u32 \t%tdl_xp1, %tdl_xr1, 0;\n"
@@ -369,22 +370,22 @@ static const char start_text[] =
     REGS
     "\tmov.u32 \t%tdl_xr2, %[b0];\n"
     RECORD_CHUNK
-    "\tst.shared.u32 \t[%[sh]+20], %[total];\n"
+    "\tst.shared.u32 \t[%[sh]+" S(TIDAL_SH_OFF_CHUNK) "], %[total];\n"
     "\tsetp.ge.u32 \t%tdl_xp1, %[base], %[total];\n"
     "\t@%tdl_xp1 bra.uni \t tdl_out;\n"
     "\tmul.wide.u32 \t%tdl_xd0, %[slotix], " S(TIDAL_SLOT_BYTES) ";\n"
     "\tadd.u64 \t%tdl_xd0, %tdl_xd0, " S(TIDAL_PARTITION_HEADER) ";\n"
     "\tadd.u64 \t%tdl_xd0, %[ctl], %tdl_xd0;\n"
-    "\tst.shared.u64 \t[%[sh]+8], %tdl_xd0;\n"
+    "\tst.shared.u64 \t[%[sh]+" S(TIDAL_SH_OFF_SLOT) "], %tdl_xd0;\n"
     "\tmov.u32 \t%tdl_xr7, 2;\n"
-    "\tst.shared.u32 \t[%[sh]+16], %tdl_xr7;\n"
+    "\tst.shared.u32 \t[%[sh]+" S(TIDAL_SH_OFF_STATE) "], %tdl_xr7;\n"
     "tdl_out:\n"
     "}";
 
 static const char leave_text[] =
     REGS
-    "\tld.shared.u64 \t%tdl_xd0, [%[sh]+8];\n"
-    "\tld.shared.u32 \t%tdl_xr7, [%[sh]+16];\n"
+    "\tld.shared.u64 \t%tdl_xd0, [%[sh]+" S(TIDAL_SH_OFF_SLOT) "];\n"
+    "\tld.shared.u32 \t%tdl_xr7, [%[sh]+" S(TIDAL_SH_OFF_STATE) "];\n"
     "\tand.b32 \t%tdl_xr1, %tdl_xr7, 32;\n"
     "\tsetp.eq.u32 \t%tdl_xp1, %tdl_xr1, 0;\n"
     "\t@%tdl_xp1 bra.uni \t tdl_owner;\n"

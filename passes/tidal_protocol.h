@@ -4,8 +4,9 @@
  *
  * Each snippet is executed by the leader thread (thread 0) of a worker block, is one
  * `{ }` scope with its own registers and labels, and keeps the worker's private state
- * (slot address, state bits) in the shared variable __tidal_sh, whose address is the
- * operand `sh`:
+ * (slot address, state bits) in the block's shared words (TIDAL_SH_*, abi/tidal_abi.h),
+ * whose shared-space address is the operand `sh`: the static __tidal_sh in an original
+ * entry, the tail of the dynamic shared memory in a clone:
  *   enter  first thing a worker does: find the slot (probe mode), arrive, and take the
  *          first chunk (static mode: its own; dynamic: claimed); out: b0
  *   claim  after a chunk: claim the next one, or leave because the SM was taken away
@@ -14,13 +15,15 @@
  *   start  the static fast path (epoch mode): a worker begins its own chunk b0 with no
  *          memory read and no barrier; counts it and prepares the claim after it
  * b0 >= total means "no chunk: leave". The skeleton around them (publishing b0 to the
- * block through __tidal_sh and one barrier, the logical-block loop) is written by each
+ * block through the shared words and one barrier, the logical-block loop) is written by each
  * rewriter; docs/design.md, "The protocol", gives the whole picture. */
 #ifndef TIDAL_PROTOCOL_H
 #define TIDAL_PROTOCOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "tidal_abi.h"
 
 typedef enum { TIDAL_OP_U32, TIDAL_OP_U64 } tidal_op_type;
 
@@ -39,12 +42,15 @@ typedef struct tidal_snippet {
 
 extern const tidal_snippet tidal_snippet_enter, tidal_snippet_claim, tidal_snippet_leave, tidal_snippet_start;
 
-/* Bytes of __tidal_sh the snippets and the skeleton use (b0 double buffer, slot, state). */
-#define TIDAL_SH_BYTES 24 /* +20: start of the chunk the block runs, for HIST/EXEC */
-#define TIDAL_SH_OFF_B0_EVEN 0
-#define TIDAL_SH_OFF_B0_ODD 4
-#define TIDAL_SH_OFF_SLOT 8
-#define TIDAL_SH_OFF_STATE 16
+/* The shared words' layout (TIDAL_SH_*) is abi/tidal_abi.h's: the runtime sizes the
+ * clone's dynamic shared memory from it. Where they are: an original entry's static
+ * variable, and in a clone the dynamic shared memory at tidal_launch.sh_off, from an
+ * extern array of the clone's own (every extern shared array starts at the dynamic base;
+ * one per clone: in a debug module ptxas places an extern array after the largest static
+ * variables of all the kernels that use it). */
+#define TIDAL_SH_SYMBOL "__tidal_sh"   /* .shared .align 8 .b8 [TIDAL_SH_BYTES], in an original entry */
+#define TIDAL_DSH_SUFFIX "__tidal_dsh" /* NAME__tidal_dsh: .extern .shared .align TIDAL_SH_ALIGN .b8 [],
+                                          module scope, used by NAME__tidal_reshaped alone */
 
 /* The snippet as PTX text: %[x] becomes %tdl_x (malloc'd). */
 char *tidal_snippet_ptx(const tidal_snippet *s);

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define S_(x) #x
+#define S(x) S_(x)
 
 typedef struct func_info {
     ptx_func *f;
@@ -44,10 +46,10 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
     const ptx_token *k = &m->toks[t];
     const char *p = m->src + k->off;
     if (k->kind != PTX_TK_IDENT) return false;
-    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", "__tidal_sh", NULL};
+    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", TIDAL_SH_SYMBOL, NULL};
     for (int i = 0; exact[i]; i++)
         if (k->len == strlen(exact[i]) && !memcmp(p, exact[i], k->len)) return true;
-    static const char *const suffixes[] = {TIDAL_RESHAPED_SUFFIX, TIDAL_NPARAMS_SUFFIX, NULL};
+    static const char *const suffixes[] = {TIDAL_RESHAPED_SUFFIX, TIDAL_NPARAMS_SUFFIX, TIDAL_DSH_SUFFIX, NULL};
     for (int i = 0; suffixes[i]; i++) {
         size_t sl = strlen(suffixes[i]);
         if (k->len > sl && !memcmp(p + k->len - sl, suffixes[i], sl)) return true;
@@ -218,7 +220,7 @@ typedef struct plan {
     bool between_barrier; /* barrier between logical blocks of one claim */
     bool funnel;          /* route barriers and exits through one CTA-wide funnel */
     unsigned bar_id;      /* id of tidal's own barriers */
-    bool big_shared;      /* the module has dynamic shared memory: keep its base aligned */
+    bool big_shared;      /* the module has dynamic shared memory: no case b in the original entry */
     tidal_kernel_report *report;  /* this kernel's line of the report */
 } plan;
 
@@ -422,9 +424,12 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     }
     bool *between_barrier = &pl->between_barrier;
     *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
-    /* Dynamic shared memory starts after the static variables. Kernels (Triton's
-     * wgmma/TMA tiles) rely on its base being 1024-byte aligned, so tidal's own
-     * variable then takes a whole aligned kilobyte instead of 12 bytes. */
+    /* Dynamic shared memory starts after the static variables, which ptxas pads to the
+     * largest .extern .shared alignment of the module (16 at least). A static __tidal_sh in
+     * the original entry (case b) would move the dynamic base: by 32 bytes in a Triton
+     * module (it declares .align 16 but its TMA/wgmma tiles rely on the base staying where
+     * a kernel without static variables has it, 1 KiB-aligned), by up to the alignment
+     * elsewhere. Such a module's original entries stay verbatim (tidal_run). */
     for (uint32_t i = 0; i < m->nitems; i++) {
         const ptx_item *it = &m->items[i];
         if (it->kind != PTX_ITEM_VAR || it->text) continue;
@@ -446,8 +451,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
 }
 
 /* The skeleton's text with its placeholders filled for one entry: the original
- * (clone = false) or the reshaped clone. */
-static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl) {
+ * (clone = false) or the reshaped clone, whose extern array is dsh; ctl: the module has
+ * __tidal_ctl (case b). */
+static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh) {
     char bar[8];
     snprintf(bar, sizeof bar, "%u", bar_id);
     char *snip[4] = {tidal_snippet_ptx(&tidal_snippet_enter), tidal_snippet_ptx(&tidal_snippet_claim),
@@ -463,6 +469,8 @@ static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl
         {"@VALUES@", clone ? tidal_values_reshaped_grid : tidal_values_original_grid},
         {"@LOGICAL@", clone ? tidal_reshaped_reload : tidal_original_reload},
         {"@CTL@", ctl ? tidal_ctl_fallback : ""},
+        {"@SH@", clone ? "%tdl_sh" : TIDAL_SH_SYMBOL},
+        {"@DSH@", dsh},
     };
     sbuf b = {0};
     sb_str(&b, "");
@@ -481,10 +489,10 @@ static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl
     return b.p;
 }
 
-/* Twice: a filled-in text may hold a placeholder itself (@VALUES@ holds @CTL@). */
-static char *expand(const char *text, unsigned bar_id, bool clone, bool ctl) {
-    char *once = expand_once(text, bar_id, clone, ctl);
-    char *twice = expand_once(once, bar_id, clone, ctl);
+/* Twice: a filled-in text may hold a placeholder itself (@VALUES@ holds @CTL@ and @SH@). */
+static char *expand(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh) {
+    char *once = expand_once(text, bar_id, clone, ctl, dsh);
+    char *twice = expand_once(once, bar_id, clone, ctl, dsh);
     free(once);
     return twice;
 }
@@ -516,10 +524,11 @@ static char *direct_copy(ctx *c, const ptx_func *f) {
 /* The statements tidal inserts into a rewritten kernel whose text differs between
  * the original entry and the clone: their indices, and both texts. The clone is
  * printed from the same statements with the clone's texts swapped in. */
-enum { PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
+enum { PIECE_SHARED, PIECE_PROLOGUE, PIECE_EPILOGUE, PIECE_DIRECT, NPIECES };
 typedef struct pieces {
     uint32_t at[NPIECES];
     char *original[NPIECES], *clone[NPIECES];
+    char *dsh; /* the clone's extern array, NAME__tidal_dsh */
 } pieces;
 
 static void pieces_free(pieces *pc) {
@@ -527,6 +536,7 @@ static void pieces_free(pieces *pc) {
         free(pc->original[i]);
         free(pc->clone[i]);
     }
+    free(pc->dsh);
 }
 
 static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
@@ -536,6 +546,11 @@ static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
 static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     unsigned nsites = 0;
     char *original = direct_copy(c, f);
+    sbuf dn = {0};
+    sb_str(&dn, ptx_func_name(f));
+    sb_str(&dn, TIDAL_DSH_SUFFIX);
+    pc->dsh = dn.p;
+    const char *dsh = pc->dsh;
     /* 1. statements of the original body */
     for (uint32_t i = 0; i < f->nstmts; i++) {
         ptx_stmt *s = &f->stmts[i];
@@ -571,15 +586,34 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&p, clone ? tidal_prologue_reshaped_grid : tidal_prologue_original_grid);
         sb_str(&p, clone ? tidal_values_reshaped_grid : tidal_values_original_grid);
         sb_str(&p, tidal_prologue_common);
-        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone, c->ctl);
+        (clone ? pc->clone : pc->original)[PIECE_PROLOGUE] = expand(p.p, pl->bar_id, clone, c->ctl, dsh);
         free(p.p);
     }
     uint32_t at = 0;
     ptx_stmt_insert(f, at++, PTX_ST_REG, tidal_reg_decls);
+    /* The shared words: a static variable in the original entry (case b: its launcher
+     * adds no dynamic bytes); in the clone the tail of the dynamic shared memory, so the
+     * clone's static shared memory is the original's and it launches wherever the
+     * original launches (abi/tidal_abi.h, TIDAL_SH_*). The clone finds them through an
+     * extern array of its own, declared before it (clone_text): it starts at the dynamic
+     * base, as every extern shared array does, and its 8-byte alignment leaves the base
+     * where it was (ptxas pads a kernel's static shared memory to the largest .extern
+     * .shared alignment of the module, 16 at least: in a module without dynamic shared
+     * memory every kernel's static size rounds up to 16 bytes). One per clone: in a debug
+     * module (.target ..., debug) ptxas puts an extern array after the largest static
+     * variables of all the kernels that use it, so a shared one gave every clone the
+     * largest clone's static size. */
     char shdecl[80];
-    snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t__tidal_sh[%u];", pl->big_shared ? 1024u : 8u,
-             pl->big_shared ? 1024u : (unsigned)TIDAL_SH_BYTES);
-    ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
+    snprintf(shdecl, sizeof shdecl, ".shared .align %u .b8 \t" TIDAL_SH_SYMBOL "[%u];", (unsigned)TIDAL_SH_ALIGN,
+             (unsigned)TIDAL_SH_BYTES);
+    pc->original[PIECE_SHARED] = strdup(shdecl);
+    sbuf cs = {0};
+    sb_str(&cs, "// tidal: the shared words are at ");
+    sb_str(&cs, dsh);
+    sb_str(&cs, " + tidal_launch.sh_off (the dynamic shared memory's tail)");
+    pc->clone[PIECE_SHARED] = cs.p;
+    if (!pc->original[PIECE_SHARED]) ptx_ice("out of memory");
+    pc->at[PIECE_SHARED] = ptx_stmt_insert(f, at++, PTX_ST_VAR, shdecl);
     pc->at[PIECE_PROLOGUE] = ptx_stmt_insert(f, at++, PTX_ST_DIRECTIVE, pc->original[PIECE_PROLOGUE]);
     sbuf e = {0};
     sb_str(&e, "$tdl_next:\n");
@@ -620,8 +654,8 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         sb_str(&e, line);
     }
     sb_str(&e, tidal_epilogue_tail);
-    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false, c->ctl);
-    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true, c->ctl);
+    pc->original[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, false, c->ctl, "");
+    pc->clone[PIECE_EPILOGUE] = expand(e.p, pl->bar_id, true, c->ctl, dsh);
     free(e.p);
     pc->at[PIECE_EPILOGUE] = ptx_stmt_insert(f, f->nstmts, PTX_ST_DIRECTIVE, pc->original[PIECE_EPILOGUE]);
     pc->original[PIECE_DIRECT] = original;
@@ -635,6 +669,11 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
 static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
     ptx_module *m = c->m;
     sbuf b = {0};
+    /* the clone's own extern array: the base of its shared words (rewrite_body) */
+    sb_str(&b, "// tidal: the clone's shared words are in the tail of its dynamic shared memory\n"
+               ".extern .shared .align " S(TIDAL_SH_ALIGN) " .b8 ");
+    sb_str(&b, pc->dsh);
+    sb_str(&b, "[];\n");
     /* header: original bytes with the name replaced and a parameter appended */
     const ptx_token *nt = &m->toks[f->name_tok];
     size_t hb = m->toks[f->tok_begin].off;
@@ -692,7 +731,7 @@ static char *nparams_text(const ptx_func *f) {
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
     tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
-    ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX, .ctl = opt->case_b};
+    ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX};
     /* Names tidal defines at module scope (__tidal_ctl, the marker, the clones'
      * *__tidal_reshaped and their __tidal_launch parameter) must be free outside
      * function bodies: a second run would define them again. */
@@ -745,6 +784,12 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
             r->barrier_between_blocks = plans[i].between_barrier;
         }
     }
+    /* __tidal_ctl only where an original entry gets case b: with dynamic shared memory
+     * the originals stay verbatim even under --case-b, and a module whose originals all
+     * do needs no control word (nor pays for a module-scope .const) */
+    c.ctl = false;
+    for (uint32_t i = 0; i < c.nf; i++)
+        if (ok[i] && opt->case_b && !plans[i].big_shared) c.ctl = true;
     bool any = false;
     pieces *pcs = calloc(c.nf + 1, sizeof *pcs);
     if (!pcs) ptx_ice("out of memory");
@@ -769,9 +814,10 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
                         free(t);
                         /* The original entry stays byte-identical unless case b is asked
                          * for; even then a kernel with dynamic shared memory keeps it:
-                         * tidal's 1 KiB-aligned __tidal_sh would move the dynamic base by
-                         * 1 KiB, and launches near the per-block limit (Triton GEMMs with
-                         * many stages) would fail with "invalid argument". Its launches
+                         * case b's static __tidal_sh (its launcher adds no dynamic bytes)
+                         * would move the dynamic base (check_kernel), breaking Triton's
+                         * aligned tiles, and launches near the per-block limit (Triton GEMMs
+                         * with many stages) would fail with "invalid argument". Its launches
                          * run as the original or as the clone, none in case b. */
                         if (!opt->case_b || plans[i].big_shared) {
                             c.fi[i].f->modified = false;

@@ -245,15 +245,68 @@ static int ex_needs_original(const CUlaunchConfig *c)
     return 0;
 }
 
-/* The clone must be allowed the dynamic shared memory the original was given. */
-static int mirror_smem(rt_fn *e, unsigned smem)
+/* The device's opt-in limit of shared memory per block (static + dynamic), read once;
+ * -1 where the driver does not say. */
+static int smem_optin(void)
 {
-    if (smem <= 48 * 1024 || (int)smem <= e->smem_limit) return 0;
-    int v = 0;
-    if (rt.cu->FuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->fn) != CUDA_SUCCESS) return -1;
-    if (rt.cu->FuncSetAttribute(e->clone, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v) != CUDA_SUCCESS) return -1;
-    e->smem_limit = v;
-    return 0;
+    if (rt.smem_optin == 0) {
+        int v = 0;
+        CUresult r = rt.cu->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, rt.dev);
+        rt.smem_optin = r == CUDA_SUCCESS && v > 0 ? v : -1;
+    }
+    return rt.smem_optin;
+}
+
+enum { SMEM_OK, SMEM_NO_ROOM, SMEM_DRIVER_ERROR };
+
+/* The clone keeps the protocol's shared words in the tail of its dynamic shared memory
+ * (abi/tidal_abi.h, TIDAL_SH_*), so that its static shared memory is the original's: a
+ * launch with smem dynamic bytes runs it with *need = TIDAL_CLONE_SMEM(smem). The clone
+ * must be allowed that much (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, set here
+ * when a launch needs more than it has), within the device's opt-in limit minus its
+ * static size: a launch within TIDAL_SH_BYTES of that limit has no room and runs as given,
+ * unmasked (SMEM_NO_ROOM, counted and said by the caller). The original's own attribute
+ * is not consulted: it is set on a CUkernel by cudart and on a CUfunction by the driver
+ * API, and only the clone's matters for the clone's launch. */
+static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
+{
+    int optin = smem_optin();
+    if (smem > UINT32_MAX - TIDAL_SH_ALIGN - TIDAL_SH_BYTES) return SMEM_NO_ROOM;
+    *need = TIDAL_CLONE_SMEM(smem);
+    if (!e->smem_read) {
+        int dyn = 0, st = 0;
+        if (rt.cu->FuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS ||
+            rt.cu->FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS)
+            return SMEM_DRIVER_ERROR;
+        e->clone_dyn = dyn;
+        e->clone_static = st;
+        e->smem_read = 1;
+    }
+    if (*need <= (unsigned)e->clone_dyn) return SMEM_OK;
+    if (optin > 0 && (uint64_t)*need + (uint64_t)e->clone_static > (uint64_t)optin) return SMEM_NO_ROOM;
+    if (rt.cu->FuncSetAttribute(e->clone, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*need) != CUDA_SUCCESS)
+        return optin > 0 ? SMEM_DRIVER_ERROR : SMEM_NO_ROOM;
+    e->clone_dyn = (int)*need;
+    return SMEM_OK;
+}
+
+/* A launch the clone cannot take for its dynamic shared memory: counted, and said once
+ * per kernel (it runs unmasked: never silently). */
+static void smem_declined(rt_fn *e, int why, unsigned smem, unsigned need)
+{
+    const char *name = NULL;
+    if (rt.cu->FuncGetName(&name, e->fn) != CUDA_SUCCESS || !name) name = "(unnamed)";
+    if (why == SMEM_NO_ROOM) {
+        atomic_fetch_add(&rt.n_smem_full, 1);
+        if (!e->smem_full_said)
+            tidal__warn("%s: %u bytes of dynamic shared memory leave no room for the clone's %d-byte protocol "
+                        "words (%u + %d static > the device's %d per block); its launches this large run "
+                        "unmasked (launches_smem_full)",
+                        name, smem, TIDAL_SH_BYTES, need, e->clone_static, smem_optin());
+        e->smem_full_said = 1;
+    } else {
+        tidal__log("%s: reading or setting its clone's shared memory attributes failed; launched as given", name);
+    }
 }
 
 static int occupancy(rt_fn *e, int threads, unsigned smem)
@@ -283,6 +336,7 @@ typedef struct plan {
     CUdeviceptr reset;         /* epoch wrap: zero this slot's claim and guard words first */
     int remember;              /* record for flow-in */
     unsigned occ;              /* workers per SM */
+    unsigned smem;             /* the clone's dynamic shared memory: the launch's + its words */
 } plan;
 
 /* Parameters of the clone: the original ones + &tl (kernelParams) or the original buffer
@@ -566,7 +620,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     struct tidal_part *p = b && b->part ? b->part : mp ? mp : rt.default_part;
     uint64_t logical = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2];
     int threads = (int)(q->block[0] * q->block[1] * q->block[2]);
-    if (!p || logical == 0 || logical >= TIDAL_MAX_LOGICAL || mirror_smem(e, q->smem) != 0) {
+    if (!p || logical == 0 || logical >= TIDAL_MAX_LOGICAL) {
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
     }
@@ -596,7 +650,15 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (trial) pl->sample = take_sample(d, q->f, (uint32_t)logical, 0);
         return;
     }
-    int occ = occupancy(e, threads, q->smem);
+    /* the clone: its dynamic shared memory has the protocol's words after the launch's */
+    unsigned clone_bytes = 0;
+    int sm = clone_smem(e, q->smem, &clone_bytes);
+    if (sm != SMEM_OK) {
+        smem_declined(e, sm, q->smem, clone_bytes);
+        atomic_fetch_add(&rt.n_unmasked, 1);
+        return;
+    }
+    int occ = occupancy(e, threads, clone_bytes);
     if (occ <= 0) {
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
@@ -642,6 +704,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     tl->grid[1] = q->grid[1];
     tl->grid[2] = q->grid[2];
     tl->chunk = (uint32_t)chunk;
+    tl->sh_off = TIDAL_SH_OFFSET(q->smem);
     if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, cap_id, pl) : stream_slot(b, p)) != 0) {
         /* the slot is found and reset on the device */
         tl->flags |= TIDAL_LAUNCH_PROBE;
@@ -671,6 +734,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     pl->clone = e->clone;
     pl->workers = (unsigned)workers;
     pl->occ = (unsigned)occ;
+    pl->smem = clone_bytes;
     pl->part = p;
     pl->stream = s;
     pl->nparams = e->nparams;
@@ -705,7 +769,7 @@ static void remember(const tidal_launch_req *q, const plan *pl, const clone_args
     rec.block[0] = q->block[0];
     rec.block[1] = q->block[1];
     rec.block[2] = q->block[2];
-    rec.smem = q->smem;
+    rec.smem = pl->smem;
     rec.launch_off = pl->launch_off;
     rec.occ = pl->occ;
     pthread_mutex_lock(&rt.lock);
@@ -791,10 +855,11 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
         c.gridDimX = pl->workers;
         c.gridDimY = 1;
         c.gridDimZ = 1;
+        c.sharedMemBytes = pl->smem;
         c.hStream = s;
         r = rt.cu->LaunchKernelEx(&c, pl->clone, a.params, a.params ? NULL : a.extra);
     } else {
-        r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], q->smem, s,
+        r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], pl->smem, s,
                                 a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
     }
     if (smp) {

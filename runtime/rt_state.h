@@ -25,7 +25,7 @@ typedef struct rt_inflight {
     int used;
     uint64_t key;
     CUfunction clone;
-    unsigned workers, block[3], smem;
+    unsigned workers, block[3], smem;   /* smem: the clone's dynamic shared memory */
     unsigned occ;          /* workers per SM: joiners are occ per SM the partition gained */
     unsigned char *buf;    /* the clone's parameter buffer, tidal_launch included */
     size_t bufsize, launch_off;
@@ -115,9 +115,14 @@ typedef struct rt_fn {
     CUfunction clone;
     unsigned nparams;      /* of the original */
     size_t launch_off;     /* offset of the clone's tidal_launch parameter */
-    int occ_threads, occ;  /* occupancy cache (clone, last block size, smem) */
+    int occ_threads, occ;  /* occupancy cache (clone, last block size, its dynamic smem) */
     unsigned occ_smem;
-    int smem_limit;        /* dynamic smem the clone is allowed (mirrors the original) */
+    /* Dynamic shared memory (launch.c, clone_smem): the clone is launched with the launch's
+     * bytes + its shared words (TIDAL_CLONE_SMEM). 0 where not read yet. */
+    int clone_dyn;         /* the clone's MAX_DYNAMIC_SHARED_SIZE_BYTES, as read or set */
+    int clone_static;      /* the clone's static shared memory (SHARED_SIZE_BYTES) */
+    int smem_read;         /* clone_dyn and clone_static were read */
+    int smem_full_said;    /* a launch that left no room for the words was logged */
     int mod_ix;            /* its module in rt.modules (-1: none); the module's attached
                               partition places launches from streams bound to none */
     size_t *poff, *psize;  /* the original's parameter offsets and sizes (nparams each) */
@@ -162,6 +167,8 @@ typedef struct rt_state {
     rt_fn *fns;            /* open addressing on f */
     unsigned fn_cap, fn_count;
     atomic_ullong n_rewritten, n_unknown, n_refused, n_unmasked, n_joins, n_graph_probe;
+    atomic_ullong n_smem_full;   /* of n_unmasked: no room for the clone's shared words */
+    int smem_optin;        /* the device's opt-in shared memory per block (0: not read, -1: none) */
     int flow_in;           /* TIDAL_FLOW_IN (default 1): start joiners when a partition grows */
     CUstream join_stream;  /* joiners run here, beside the stream their owner waits on */
     uint64_t next_key;

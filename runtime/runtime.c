@@ -831,6 +831,7 @@ int tidal_stats_get(tidal_part *p, tidal_stats *out)
     out->launches_unmasked = atomic_load(&rt.n_unmasked);
     out->joins = atomic_load(&rt.n_joins);
     out->launches_graph_probe = atomic_load(&rt.n_graph_probe);
+    out->launches_smem_full = atomic_load(&rt.n_smem_full);
     rt_call saved = rt_ctx_enter();
     int st = p ? read_part_stats(p, out) : TIDAL_OK;
     rt_ctx_leave(saved);
@@ -849,6 +850,7 @@ int tidal_stats_reset(tidal_part *p)
     atomic_store(&rt.n_unmasked, 0);
     atomic_store(&rt.n_joins, 0);
     atomic_store(&rt.n_graph_probe, 0);
+    atomic_store(&rt.n_smem_full, 0);
     int st = TIDAL_OK;
     rt_call saved = rt_ctx_enter();
     if (p) {

@@ -151,6 +151,9 @@ typedef struct tidal_stats {
     uint64_t launches_graph_probe; /* clones captured into graphs in probe mode, the slow one
                                       (no capture slot was left, or the driver gives no capture
                                       id); the others run in epoch mode on a capture slot */
+    uint64_t launches_smem_full;   /* of launches_unmasked: rewritten kernels whose dynamic shared
+                                      memory left no room for the clone's protocol words (within
+                                      TIDAL_SH_BYTES of the device's per-block limit) */
     uint64_t violations;           /* p: liveness-guard activations (see tidal_abi.h) */
     uint64_t sm_blocks[256];       /* p: logical blocks run per SM */
 } tidal_stats;

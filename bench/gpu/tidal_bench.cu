@@ -1,5 +1,5 @@
 // tidal benchmark (H200): rewritten kernels against the unmodified ones in the
-// same run, ABI v3 (abi/tidal_abi.h). Usage: tidal_bench ORIG.ptx TIDAL.ptx [tiny]
+// same run, ABI v4 (abi/tidal_abi.h). Usage: tidal_bench ORIG.ptx TIDAL.ptx [tiny]
 //   0. per launch (tiny: 1 and 264 blocks of 128 threads, one atomic each): original,
 //      case a, case b, c-probe, c-epoch, c-static, (i) 2000 back-to-back launches on one
 //      stream and (ii) a CUDA graph of 200 launches replayed; us per launch, ratios and
@@ -25,6 +25,15 @@
 #include <algorithm>
 #include <vector>
 #include "tidal_abi.h"
+
+// Dynamic shared memory of a launch of f: these kernels use none of their own; a clone
+// carries its protocol words there (abi/tidal_abi.h, TIDAL_SH_*: sh_off 0, as plan() leaves it).
+static unsigned dyn_smem(CUfunction f) {
+  const char* n = nullptr;
+  if (cuFuncGetName(&n, f) != CUDA_SUCCESS || !n) return 0;
+  size_t l = strlen(n), k = strlen(TIDAL_RESHAPED_SUFFIX);
+  return l > k && !strcmp(n + l - k, TIDAL_RESHAPED_SUFFIX) ? TIDAL_CLONE_SMEM(0) : 0;
+}
 
 #define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char* s_; cuGetErrorString(r_, &s_); \
   fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); exit(1); } } while (0)
@@ -110,7 +119,7 @@ static float time_launch(const Launch& L, Mode which, CUstream st, int reps) {
   CK(cuModuleGetFunction(&f, which == ORIG ? mo : mr, c ? clone : L.name));
   unsigned gx = L.gx, gy = L.gy; std::vector<void*> args = L.args; tidal_launch tl{};
   if (c) {
-    int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, L.bx * L.by, 0));
+    int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, f, L.bx * L.by, dyn_smem(f)));
     unsigned total = L.gx * L.gy, workers = std::min<unsigned>(total, (unsigned)(occ * nsm));
     tl = plan(which, part, L.gx, L.gy, chunk_clamp(total / (workers * 16)), workers, &g_main);
     gx = workers; gy = 1; args.push_back(&tl);
@@ -118,10 +127,11 @@ static float time_launch(const Launch& L, Mode which, CUstream st, int reps) {
   }
   CUevent e0, e1; CK(cuEventCreate(&e0, 0)); CK(cuEventCreate(&e1, 0));
   std::vector<float> v;
+  const unsigned sm = dyn_smem(f);
   for (int r = 0; r < reps + 3; r++) {
     if (which == C_EPOCH) tl.epoch = g_main.next();
     CK(cuEventRecord(e0, st));
-    CK(cuLaunchKernel(f, gx, gy, 1, L.bx, L.by, 1, 0, st, args.data(), 0));
+    CK(cuLaunchKernel(f, gx, gy, 1, L.bx, L.by, 1, sm, st, args.data(), 0));
     CK(cuEventRecord(e1, st)); CK(cuEventSynchronize(e1));
     float ms; CK(cuEventElapsedTime(&ms, e0, e1)); if (r >= 3) v.push_back(ms);
   }
@@ -184,6 +194,7 @@ int main(int argc, char** argv) {
         // workers = blocks: one logical block each (c-static: covering, base = blocks)
         tidal_launch tl = plan(v.m, part, blocks, 1, 1, blocks, &g_main);
         void* args[] = {&cnt, &tl};
+        const unsigned sm = dyn_smem(f);
         // (i) eager
         std::vector<float> t;
         for (int r = 0; r < RUNS; r++) {
@@ -192,7 +203,7 @@ int main(int argc, char** argv) {
           CK(cuEventRecord(e0, st));
           for (int k = 0; k < N_EAGER; k++) {
             if (epochs) tl.epoch = g_main.next();
-            CK(cuLaunchKernel(f, blocks, 1, 1, 128, 1, 1, 0, st, args, 0));
+            CK(cuLaunchKernel(f, blocks, 1, 1, 128, 1, 1, sm, st, args, 0));
           }
           CK(cuEventRecord(e1, st)); CK(cuEventSynchronize(e1));
           float ms; CK(cuEventElapsedTime(&ms, e0, e1)); if (r >= 1) t.push_back(ms * 1000.f / N_EAGER);
@@ -209,7 +220,7 @@ int main(int argc, char** argv) {
           // the probe modes never read it
           tls[k].epoch = v.m == C_EPOCH ? (unsigned)(k + 1) : v.m == C_STATIC ? 1u : 0u;
           void* ga[] = {&cnt, &tls[k]};
-          CK(cuLaunchKernel(f, blocks, 1, 1, 128, 1, 1, 0, st, ga, 0));
+          CK(cuLaunchKernel(f, blocks, 1, 1, 128, 1, 1, sm, st, ga, 0));
         }
         CK(cuStreamEndCapture(st, &g));
         CK(cuGraphInstantiate(&ge, g, 0));
@@ -277,16 +288,17 @@ int main(int argc, char** argv) {
   int lsit = 2048; void* lsargs[] = {&fo, &lsit};
   CUfunction fo_ls, fr_ls, fc_ls; CK(cuModuleGetFunction(&fo_ls, mo, "ls_fma")); CK(cuModuleGetFunction(&fr_ls, mr, "ls_fma"));
   CK(cuModuleGetFunction(&fc_ls, mr, "ls_fma" TIDAL_RESHAPED_SUFFIX));
-  int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fc_ls, 256, 0));
+  int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fc_ls, 256, dyn_smem(fc_ls)));
   // es / tl: an epoch-mode launch takes the slot's next epoch per launch
   auto request = [&](CUfunction f, unsigned grid, void** args, CUstream s, EpochSlot* es = nullptr, tidal_launch* tl = nullptr) {
     CUevent e0, e1; CK(cuEventCreate(&e0, 0)); CK(cuEventCreate(&e1, 0)); std::vector<float> v;
     if (es) es->make_room(44 * 20);
+    const unsigned sm = dyn_smem(f);
     for (int r = 0; r < 44; r++) {
       CK(cuEventRecord(e0, s));
       for (int k = 0; k < 20; k++) {
         if (es) tl->epoch = es->next();
-        CK(cuLaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, s, args, 0));
+        CK(cuLaunchKernel(f, grid, 1, 1, 256, 1, 1, sm, s, args, 0));
       }
       CK(cuEventRecord(e1, s)); CK(cuEventSynchronize(e1)); float ms; CK(cuEventElapsedTime(&ms, e0, e1)); if (r >= 3) v.push_back(ms);
     }
@@ -326,7 +338,7 @@ int main(int argc, char** argv) {
     EpochSlot g_green; g_green.part = pg; g_green.index = EPOCH_FIRST + E_GREEN;
     CUdeviceptr gctl_g; size_t gs_sz; CK(cuModuleGetGlobal(&gctl_g, &gs_sz, mrg, TIDAL_CTL_SYMBOL));
     unsigned long long pgv = pg; CK(cuMemcpyHtoD(gctl_g, &pgv, 8));
-    int occg; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occg, fcg, 256, 0));
+    int occg; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occg, fcg, 256, dyn_smem(fcg)));
     ls_green_b = request(frg, 264, gargs, gs);
     // c-static: workers = min(occupancy x green SMs, 264), chunk 1: covering when they reach 264
     w_green_s = std::min(264u, (unsigned)(occg * green_sms));
@@ -353,7 +365,7 @@ int main(int argc, char** argv) {
   // ---------------------------------------------------------------- 3. reaction
   printf("\n== re-mask reaction: all SMs -> SMs 0..65 while a kernel runs (GPU %%globaltimer)\n");
   CUfunction fstamp, fflip; CK(cuModuleGetFunction(&fstamp, mr, "stamp" TIDAL_RESHAPED_SUFFIX)); CK(cuModuleGetFunction(&fflip, mo, "flip_mask"));
-  int socc; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&socc, fstamp, 128, 0));
+  int socc; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&socc, fstamp, 128, dyn_smem(fstamp)));
   unsigned nlog = nsm * socc * 400; int sit = 1000; /* ~400 rounds of short blocks */
   CUdeviceptr tstart, tsm, sink, neww, flipped; CK(cuMemAlloc(&tstart, nlog * 8ull)); CK(cuMemAlloc(&tsm, nlog * 4ull));
   CK(cuMemAlloc(&sink, 64)); CK(cuMemAlloc(&neww, 32)); CK(cuMemAlloc(&flipped, 8));
@@ -376,7 +388,7 @@ int main(int argc, char** argv) {
       tidal_launch rl = plan(rm, part, nlog, 1, 1, 0, &g_main);
       if (rm == C_EPOCH) rl.epoch = g_main.next();
       void* sa[] = {&tstart, &tsm, &sit, &sink, &rl};
-      CK(cuLaunchKernel(fstamp, socc * nsm, 1, 1, 128, 1, 1, 0, st, sa, 0));
+      CK(cuLaunchKernel(fstamp, socc * nsm, 1, 1, 128, 1, 1, dyn_smem(fstamp), st, sa, 0));
       CK(cuCtxSynchronize());
       std::vector<unsigned long long> ts(nlog); std::vector<unsigned> sm(nlog); unsigned long long fl;
       CK(cuMemcpyDtoH(ts.data(), tstart, nlog * 8ull)); CK(cuMemcpyDtoH(sm.data(), tsm, nlog * 4ull)); CK(cuMemcpyDtoH(&fl, flipped, 8));

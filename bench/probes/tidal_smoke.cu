@@ -1,4 +1,5 @@
-// Smoke probe for the tidal rewrite (driver API, ABI v3): saxpy from the corpus, original
+// Smoke probe for the tidal rewrite (driver API, ABI v4; a clone's protocol words take
+// TIDAL_CLONE_SMEM(0) bytes of its dynamic shared memory, sh_off 0): saxpy from the corpus, original
 // vs rewritten in launch cases a, b, c-probe, c-epoch and c-static with a few masks, plus
 // rough timings. Usage: tidal_smoke ORIG.ptx REWRITTEN.ptx
 #include <cuda.h>
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
   unsigned long long zero = 0; CK(cuMemcpyHtoD(gctl, &zero, 8)); reset();
   CK(cuLaunchKernel(fr, blocks, 1, 1, threads, 1, 1, 0, 0, args, 0)); verify("case a", false, 0, 0, 1, nullptr, 0, nullptr);
   unsigned long long pp = part;
-  int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fc, threads, 0));
+  int occ; CK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fc, threads, TIDAL_CLONE_SMEM(0)));
   struct M { const char* name; int lo, hi, step; } masks[] = {{"all", 0, nsm, 1}, {"sm0", 0, 1, 1}, {"0..65", 0, 66, 1}, {"odd", 1, nsm, 2}, {"empty", 0, 0, 1}};
   for (auto& mk : masks) {
     setmask(mk.lo, mk.hi, mk.step); char w[160];
@@ -105,18 +106,18 @@ int main(int argc, char** argv) {
     L.partition = part; L.grid[0] = blocks; L.grid[1] = L.grid[2] = 1; L.chunk = std::min(64u, std::max(1u, blocks / (workers * 8))); L.flags = TIDAL_LAUNCH_PROBE | REC;
     void* cargs[] = {&n, &a, &x, &y, &L};
     setmask(mk.lo, mk.hi, mk.step); eb = epoch_before();
-    reset(); CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, 0, 0, cargs, 0)); snprintf(w, sizeof w, "c-probe mask %s (%u workers, chunk %u)", mk.name, workers, L.chunk);
+    reset(); CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, TIDAL_CLONE_SMEM(0), 0, cargs, 0)); snprintf(w, sizeof w, "c-probe mask %s (%u workers, chunk %u)", mk.name, workers, L.chunk);
     verify(w, true, mk.lo, mk.hi, mk.step, nullptr, 0, &eb);
     // c-epoch: workers = occ x all SMs, chunk from the allowed SMs
     unsigned ew = occ * nsm; L.chunk = std::min(64u, std::max(1u, blocks / (occ * std::max(allowed, 1) * 8)));
     L.flags = REC; L.slot = EPOCH_SLOT; L.epoch = ++epoch; L.base = 0;
     setmask(mk.lo, mk.hi, mk.step);
-    reset(); CK(cuLaunchKernel(fc, ew, 1, 1, threads, 1, 1, 0, 0, cargs, 0)); snprintf(w, sizeof w, "c-epoch mask %s (%u workers, chunk %u, epoch %u)", mk.name, ew, L.chunk, L.epoch);
+    reset(); CK(cuLaunchKernel(fc, ew, 1, 1, threads, 1, 1, TIDAL_CLONE_SMEM(0), 0, cargs, 0)); snprintf(w, sizeof w, "c-epoch mask %s (%u workers, chunk %u, epoch %u)", mk.name, ew, L.chunk, L.epoch);
     verify(w, true, mk.lo, mk.hi, mk.step, &L, 0, nullptr);
     // c-static: workers = occ x allowed SMs run their own chunks first, tickets after base = workers x chunk
     L.chunk = std::min(64u, std::max(1u, blocks / (workers * 8))); L.flags = TIDAL_LAUNCH_STATIC | REC; L.epoch = ++epoch; L.base = workers * L.chunk;
     setmask(mk.lo, mk.hi, mk.step);
-    reset(); CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, 0, 0, cargs, 0)); snprintf(w, sizeof w, "c-static mask %s (%u workers, chunk %u, base %u, epoch %u)", mk.name, workers, L.chunk, L.base, L.epoch);
+    reset(); CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, TIDAL_CLONE_SMEM(0), 0, cargs, 0)); snprintf(w, sizeof w, "c-static mask %s (%u workers, chunk %u, base %u, epoch %u)", mk.name, workers, L.chunk, L.base, L.epoch);
     verify(w, true, mk.lo, mk.hi, mk.step, &L, std::min<unsigned long long>(blocks, 2ull * L.base), nullptr);
   }
   // timings, all SMs, no counters
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
       CK(cuEventRecord(e0, 0));
       if (which == 0) CK(cuLaunchKernel(fo, blocks, 1, 1, threads, 1, 1, 0, 0, args, 0));
       else if (which == 1) CK(cuLaunchKernel(fr, blocks, 1, 1, threads, 1, 1, 0, 0, args, 0));
-      else CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, 0, 0, cargs, 0));
+      else CK(cuLaunchKernel(fc, workers, 1, 1, threads, 1, 1, TIDAL_CLONE_SMEM(0), 0, cargs, 0));
       CK(cuEventRecord(e1, 0)); CK(cuEventSynchronize(e1)); float ms; cuEventElapsedTime(&ms, e0, e1); if (r > 2) v.push_back(ms); }
     std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
   CK(cuMemcpyHtoD(gctl, &zero, 8)); float ta = timeit(1); CK(cuMemcpyHtoD(gctl, &pp, 8));

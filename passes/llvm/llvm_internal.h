@@ -72,7 +72,7 @@ typedef struct irb {
     LLVMBuilderRef b;
     LLVMValueRef f;
     LLVMTypeRef i1, i8, i32, i64, vd, p0;
-    LLVMValueRef ctl_gv, sh_gv; /* @__tidal_ctl, @__tidal_sh */
+    LLVMValueRef ctl_gv, sh_gv, dsh_gv; /* @__tidal_ctl, @__tidal_sh (original entries), the clone's @K__tidal_dsh */
 } irb;
 
 typedef struct body {

@@ -238,6 +238,15 @@ static LLVMValueRef load_ctl(irb *x, const char *name) { return load(x, x->i64, 
 /* The original entry's flags: probe mode, histogram and exec counts (tidal_code.c). */
 #define ORIGINAL_FLAGS (TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC)
 
+/* The shared words (abi/tidal_abi.h, TIDAL_SH_*): the original entry's @__tidal_sh (launch
+ * NULL); the clone's at tidal_launch.sh_off into its dynamic shared memory, whose base
+ * its own extern @K__tidal_dsh is (x->dsh_gv), so the clone has the original's static size. */
+static LLVMValueRef sh_words(irb *x, LLVMValueRef launch, const char *name) {
+    if (!launch) return x->sh_gv;
+    LLVMValueRef off = zext64(x, launch_field(x, launch, TIDAL_LAUNCH_OFF_SH_OFF, x->i32, name));
+    return LLVMBuildGEP2(x->b, x->i8, x->dsh_gv, &off, 1, "");
+}
+
 /* "<pre><what>": the names of one derivation's values */
 static const char *vname(char buf[64], const char *pre, const char *what) {
     snprintf(buf, 64, "%s%s", pre, what);
@@ -297,7 +306,9 @@ static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, co
     LLVMValueRef gx = sreg(x, "nctaid.x");
     LLVMValueRef kx = sreg(x, "ctaid.x");
     v->pid = LLVMBuildAdd(x->b, LLVMBuildMul(x->b, pid, gx, ""), kx, vname(n, pre, "pid"));
-    v->sh = LLVMBuildPtrToInt(x->b, x->sh_gv, x->i64, ""); /* a constant */
+    /* the shared words: SH_STATIC / SH_DYNAMIC of tidal_code.c */
+    LLVMValueRef words = sh_words(x, launch, vname(n, pre, "sh.off"));
+    v->sh = LLVMBuildPtrToInt(x->b, words, x->i64, vname(n, pre, "sh"));
 }
 
 /* tidal_original_reload / tidal_reshaped_reload: the logical grid, re-read at each
@@ -393,10 +404,10 @@ static LLVMValueRef snippet_restored(irb *x, const tidal_snippet *s, launch_valu
     return snippet(x, s, &v, NULL, name);
 }
 
-/* b0's word of __tidal_sh for this round (double-buffered by parity). */
-static LLVMValueRef sh_b0(irb *x, LLVMValueRef odd) {
+/* b0's word of the shared words for this round (double-buffered by parity). */
+static LLVMValueRef sh_b0(irb *x, LLVMValueRef launch, LLVMValueRef odd) {
     LLVMValueRef off = LLVMBuildSelect(x->b, odd, tl_c64(x, TIDAL_SH_OFF_B0_ODD), tl_c64(x, TIDAL_SH_OFF_B0_EVEN), "");
-    return LLVMBuildGEP2(x->b, x->i8, x->sh_gv, &off, 1, "tdl.sh.b0");
+    return LLVMBuildGEP2(x->b, x->i8, sh_words(x, launch, ""), &off, 1, "tdl.sh.b0");
 }
 
 /* ------------------------------------------------------------ the skeleton */
@@ -450,7 +461,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
             if (LLVMIsAReturnInst(i)) rets[nret++] = i;
         }
 
-    /* skeleton state (mem2reg makes it SSA): the parity of __tidal_sh's b0 word, the
+    /* skeleton state (mem2reg makes it SSA): the parity of the shared words' b0 word, the
      * chunk's bounds, and the launch values as last derived */
     at(x, entry);
     LLVMValueRef a_odd = LLVMBuildAlloca(x->b, x->i1, "tdl.odd.a");
@@ -497,7 +508,18 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
         gn[k] = direct ? sreg(x, ns[k]) : launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID + 4 * (unsigned)k, x->i32, "");
     }
     LLVMValueRef a0 = wide_product(x, gn[0], gn[1], gn[2]);
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, a0, tl_c64(x, TIDAL_MAX_LOGICAL)), refuse, values);
+    LLVMBasicBlockRef smem = direct ? values : blk(x, "tdl.smem");
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, a0, tl_c64(x, TIDAL_MAX_LOGICAL)), refuse, smem);
+    if (!direct) {
+        /* the clone's shared words must fit its launch's dynamic shared memory */
+        at(x, smem);
+        LLVMValueRef off = launch_field(x, launch, TIDAL_LAUNCH_OFF_SH_OFF, x->i32, "tdl.sh.off0");
+        LLVMValueRef dyn = sreg(x, "dynamic_smem_size");
+        LLVMValueRef past = icmp(x, LLVMIntUGT, off, dyn);
+        LLVMValueRef room = LLVMBuildSub(x->b, dyn, off, "");
+        LLVMValueRef small = icmp(x, LLVMIntULT, room, tl_c32(x, TIDAL_SH_BYTES));
+        LLVMBuildCondBr(x->b, LLVMBuildOr(x->b, past, small, "tdl.no.room"), refuse, values);
+    }
 
     /* tidal_values_*, then tidal_prologue_common */
     at(x, values);
@@ -557,7 +579,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     LLVMValueRef b0c = snippet(x, &tidal_snippet_claim, &lc, NULL, "tdl.b0.claim");
     LLVMBuildBr(x->b, publish);
 
-    /* the leader publishes b0 in this round's word of __tidal_sh; everyone meets at the
+    /* the leader publishes b0 in this round's word of the shared words; everyone meets at the
      * one barrier per chunk and reads it */
     at(x, publish);
     LLVMValueRef b0p = LLVMBuildPhi(x->b, x->i32, "tdl.b0.new");
@@ -566,13 +588,13 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
         LLVMBasicBlockRef pf[2] = {enter_l, claim_l};
         LLVMAddIncoming(b0p, pv, pf, 2);
     }
-    LLVMValueRef st = LLVMBuildStore(x->b, b0p, sh_b0(x, load(x, x->i1, a_odd, "")));
+    LLVMValueRef st = LLVMBuildStore(x->b, b0p, sh_b0(x, launch, load(x, x->i1, a_odd, "")));
     LLVMSetAlignment(st, 4);
     LLVMBuildBr(x->b, claimed);
     at(x, claimed);
     barrier(x, v->bar_id);
     LLVMValueRef odd = load(x, x->i1, a_odd, "tdl.odd");
-    LLVMValueRef b0 = load(x, x->i32, sh_b0(x, odd), "tdl.b0");
+    LLVMValueRef b0 = load(x, x->i32, sh_b0(x, launch, odd), "tdl.b0");
     LLVMBuildStore(x->b, LLVMBuildNot(x->b, odd, ""), a_odd);
     LLVMValueRef total = restore(x, &slots, "total");
     LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0, total), depart, chunk);

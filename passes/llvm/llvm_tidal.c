@@ -14,10 +14,15 @@
  *                     chunk, and the block runs each chunk's logical blocks with
  *                     llvm.nvvm.read.ptx.sreg.{ctaid,nctaid}.* replaced by the
  *                     logical ids, `ret` → the loop latch (case b)
- *   K__tidal_reshaped K's parameters + a byval tidal_launch (56 bytes; case c); a
+ *                     (a module with dynamic shared memory keeps K verbatim: its
+ *                     static @__tidal_sh would move the dynamic base, as in the PTX pass)
+ *   K__tidal_reshaped K's parameters + a byval tidal_launch (64 bytes; case c); a
  *                     STATIC launch in epoch mode takes the static fast path (each
- *                     worker's own chunk first: no ENTER, no barrier before it)
- *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v3 weak addrspace(1) i32 1
+ *                     worker's own chunk first: no ENTER, no barrier before it); its
+ *                     shared words are in its dynamic shared memory (@K__tidal_dsh +
+ *                     tidal_launch.sh_off), so its static shared size is K's
+ *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v4 weak addrspace(1) [2 x i32] 1, 1
+ *                     (8 bytes: the module has __tidal_ctl)
  *   @K__tidal_nparams weak addrspace(1) [N x i8]: N = the clone's parameter count
  *
  * The LLVM C API has no function cloning: LLVMCloneModule gives independent
@@ -40,8 +45,8 @@ _Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, 
                    offsetof(tidal_launch, chunk) == 20 && offsetof(tidal_launch, slot) == 24 &&
                    offsetof(tidal_launch, epoch) == 28 && offsetof(tidal_launch, flags) == 32 &&
                    offsetof(tidal_launch, base) == 36 && offsetof(tidal_launch, key) == 40 &&
-                   offsetof(tidal_launch, sm_blocks) == 48 && sizeof(tidal_launch) == 56 &&
-                   TIDAL_LAUNCH_BYTES == 56,
+                   offsetof(tidal_launch, sm_blocks) == 48 && offsetof(tidal_launch, sh_off) == 56 &&
+                   offsetof(tidal_launch, reserved) == 60 && sizeof(tidal_launch) == 64 && TIDAL_LAUNCH_BYTES == 64,
                "tidal_launch layout changed: update launch_type() in llvm_tidal.c");
 
 /* K__tidal_nparams: the clone's parameter count n as the global's size (abi/tidal_abi.h;
@@ -60,16 +65,18 @@ static void add_nparams(irb *x, LLVMValueRef k, unsigned n) {
 /* The clone's byval parameter type: tidal_launch (abi/tidal_abi.h). A type of that
  * name in the module with another body is left alone (LLVM renames ours). */
 static LLVMTypeRef launch_type(irb *x) {
-    /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks */
-    LLVMTypeRef f[9] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32, x->i32, x->i64, x->i64};
+    /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks, sh_off, reserved */
+    enum { N = 11 };
+    LLVMTypeRef f[N] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32,
+                        x->i32, x->i64, x->i64, x->i32, x->i32};
     LLVMTypeRef t = LLVMGetTypeByName2(x->c, "struct.tidal_launch");
-    if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == 9) {
-        LLVMTypeRef g[9];
+    if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == N) {
+        LLVMTypeRef g[N];
         LLVMGetStructElementTypes(t, g);
         if (!memcmp(f, g, sizeof f) && !LLVMIsPackedStruct(t)) return t;
     }
     t = LLVMStructCreateNamed(x->c, "struct.tidal_launch");
-    LLVMStructSetBody(t, f, 9, 0);
+    LLVMStructSetBody(t, f, N, 0);
     return t;
 }
 
@@ -167,19 +174,34 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
     LLVMSetLinkage(x.ctl_gv, LLVMWeakAnyLinkage);
     LLVMSetAlignment(x.ctl_gv, 8);
     LLVMSetExternallyInitialized(x.ctl_gv, 1);
-    LLVMValueRef marker = LLVMAddGlobalInAddressSpace(x.m, x.i32, TIDAL_MARKER_SYMBOL, 1);
-    LLVMSetInitializer(marker, tl_c32(&x, 1));
+    /* 8 bytes: the IR-level rewrite always has case b, so the module has __tidal_ctl
+     * (abi/tidal_abi.h: the marker's size says so) */
+    LLVMTypeRef marker_ty = LLVMArrayType2(x.i32, TIDAL_MARKER_BYTES_CASE_B / 4);
+    LLVMValueRef marker = LLVMAddGlobalInAddressSpace(x.m, marker_ty, TIDAL_MARKER_SYMBOL, 1);
+    LLVMValueRef ones[TIDAL_MARKER_BYTES_CASE_B / 4];
+    for (unsigned i = 0; i < TIDAL_MARKER_BYTES_CASE_B / 4; i++) ones[i] = tl_c32(&x, 1);
+    LLVMSetInitializer(marker, LLVMConstArray2(x.i32, ones, TIDAL_MARKER_BYTES_CASE_B / 4));
     LLVMSetLinkage(marker, LLVMWeakAnyLinkage);
     LLVMSetAlignment(marker, 4);
-    /* __tidal_sh: the leader's b0 for the block (double-buffered) and its private
-     * state between snippets (tidal_protocol.h); 1 KiB aligned to 1 KiB when the
-     * module has dynamic shared memory (it starts after the static variables, and
-     * Triton tiles assume a 1024-byte-aligned base) */
-    LLVMTypeRef shty = LLVMArrayType2(x.i8, big_shared ? 1024 : TIDAL_SH_BYTES);
-    x.sh_gv = LLVMAddGlobalInAddressSpace(x.m, shty, "__tidal_sh", 3);
-    LLVMSetInitializer(x.sh_gv, LLVMGetUndef(shty));
-    LLVMSetLinkage(x.sh_gv, LLVMInternalLinkage);
-    LLVMSetAlignment(x.sh_gv, big_shared ? 1024 : 8);
+    /* The shared words (abi/tidal_abi.h, TIDAL_SH_*: the leader's b0 for the block,
+     * double-buffered, and its private state between snippets). The original entry's are
+     * the static @__tidal_sh (case b: its launcher adds no dynamic bytes); a module with
+     * dynamic shared memory keeps its original entries verbatim, since ptxas pads the
+     * static variables to the extern alignment (16 at least) and the dynamic base would
+     * move (Triton's tiles rely on it staying 1 KiB-aligned). A clone's are in its dynamic
+     * shared memory at tidal_launch.sh_off, from an extern array of its own, @K__tidal_dsh
+     * (every extern shared array starts at the dynamic base; its alignment, below the 16
+     * ptxas gives the dynamic base anyway, moves nothing; one per clone as in the PTX
+     * pass, tidal_rewrite.c). */
+    LLVMTypeRef shty = LLVMArrayType2(x.i8, TIDAL_SH_BYTES);
+    x.sh_gv = NULL;
+    if (!big_shared) {
+        x.sh_gv = LLVMAddGlobalInAddressSpace(x.m, shty, TIDAL_SH_SYMBOL, 3);
+        LLVMSetInitializer(x.sh_gv, LLVMGetUndef(shty));
+        LLVMSetLinkage(x.sh_gv, LLVMInternalLinkage);
+        LLVMSetAlignment(x.sh_gv, TIDAL_SH_ALIGN);
+    }
+    LLVMTypeRef dshty = LLVMArrayType2(x.i8, 0);
     LLVMTypeRef launch_ty = launch_type(&x);
 
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
@@ -187,18 +209,33 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         if (!v[i].ok) continue;
         LLVMValueRef k = m->kernels[i];
         unsigned np = LLVMCountParams(k);
-        tl_drop_wrong_attrs(k);
         /* the reshaped clone (case c) */
         bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
         add_nparams(&x, k, np + 1);
+        tl_drop_wrong_attrs(r);
+        {
+            char *dn = tl_suffixed_name(k, TIDAL_DSH_SUFFIX);
+            x.dsh_gv = LLVMAddGlobalInAddressSpace(x.m, dshty, dn, 3);
+            LLVMSetLinkage(x.dsh_gv, LLVMExternalLinkage);
+            LLVMSetAlignment(x.dsh_gv, TIDAL_SH_ALIGN);
+            free(dn);
+        }
         tl_move_body(tl_nth_function(c2, fidx[i]), r, np);
         x.f = r;
         if (funnel) tl_funnel_prepare(&x, r, tm, po);
         body br = tl_body_of(r);
         tl_build(&x, &br, NULL, &v[i]);
         free(br.blocks);
+        LLVMErrorRef e2 = LLVMRunPassesOnFunction(r, "mem2reg", tm, po);
+        if (e2) LLVMConsumeError(e2);
+        if (big_shared) {
+            m->report[i].original_verbatim = 1;
+            m->report[i].verbatim_shared = 1;
+            continue;
+        }
         /* the kernel itself, with a verbatim copy of its body for case a */
+        tl_drop_wrong_attrs(k);
         x.f = k;
         if (funnel) tl_funnel_prepare(&x, k, tm, po);
         body bk = tl_body_of(k);
@@ -206,9 +243,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
         tl_build(&x, &bk, direct, &v[i]);
         free(bk.blocks);
         LLVMErrorRef e1 = LLVMRunPassesOnFunction(k, "mem2reg", tm, po);
-        LLVMErrorRef e2 = LLVMRunPassesOnFunction(r, "mem2reg", tm, po);
         if (e1) LLVMConsumeError(e1);
-        if (e2) LLVMConsumeError(e2);
     }
     LLVMDisposePassBuilderOptions(po);
     free(fidx);

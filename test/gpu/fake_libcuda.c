@@ -3,7 +3,7 @@
  * mask flips, slot checks, reporting). It runs no PTX. "Device" memory is host memory; a
  * launch fills every buffer passed as a pointer parameter with bytes that depend only on
  * the entry name, the parameter index and the offset (so runs are "deterministic"), and, in
- * a module that defines __tidal_ctl, does the bookkeeping a rewritten kernel does (ABI v3):
+ * a module that defines __tidal_ctl, does the bookkeeping a rewritten kernel does (ABI v4):
  * one exec_count increment per logical block (case b; clones with TIDAL_LAUNCH_EXEC),
  * sm_blocks on the first allowed SM (case b; clones with TIDAL_LAUNCH_HIST; SM 0 and
  * violations + 1 for an empty mask when the launch has dynamic work), nothing for case b
@@ -12,7 +12,9 @@
  * every worker arrived; nothing for a STATIC launch whose workers cover the grid). A JOIN
  * launch while its owner runs moves half of the busiest SM's blocks to the highest SM the
  * mask now allows. A launch stays "running" for FAKE_CUDA_KERNEL_MS (default 2) so that
- * waits, polls and flips happen.
+ * waits, polls and flips happen. A clone launched without room for its protocol words
+ * after tidal_launch.sh_off in its dynamic shared memory fails, as the real clone traps.
+ * Functions have no static shared memory.
  *
  * FAKE_CUDA_BUG injects one fault in rewritten modules, to see the harness fail:
  *   diff     one output byte differs          exec     one logical block not counted
@@ -176,6 +178,12 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *bytes, CUmodule mod, const
 }
 
 CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) { (void)f; (void)a; (void)v; return CUDA_SUCCESS; }
+CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    (void)f;
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 48 * 1024 : 0;
+    return CUDA_SUCCESS;
+}
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int b, size_t s)
 {
     (void)f; (void)s;
@@ -246,7 +254,7 @@ static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, u
 CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream st, void **params, void **extra)
 {
-    (void)bx; (void)by; (void)bz; (void)smem; (void)st; (void)extra;
+    (void)bx; (void)by; (void)bz; (void)st; (void)extra;
     ffun_t *f = (ffun_t *)fn;
     launch_entry = now();
     const int rewritten = strstr(f->m->text, TIDAL_CTL_SYMBOL) != NULL;
@@ -280,6 +288,7 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
         tl.flags = TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC;   /* case b */
         if (clone) {
             memcpy(&tl, params[f->nparams - 1], sizeof tl);
+            if ((uint64_t)tl.sh_off + TIDAL_SH_BYTES > smem) return CUDA_ERROR_LAUNCH_FAILED;   /* the clone traps */
             part = tl.partition;
             logical = (uint64_t)tl.grid[0] * tl.grid[1] * tl.grid[2];
         }

@@ -5,12 +5,15 @@
 // For every kernel spec (specs.inc) it loads ORIG_DIR/<file>.ptx (the kernel as the
 // compiler wrote it) and TIDAL_DIR/<file>.ptx (the same PTX after `tidal-opt -p tidal`)
 // with cuModuleLoadDataEx, and checks that the rewritten kernel reproduces the original
-// byte for byte in every launch case of abi/tidal_abi.h (ABI v3; harness_common.h plans
+// byte for byte in every launch case of abi/tidal_abi.h (ABI v4; harness_common.h plans
 // the clone launches and checks the slot table):
 //
 //   ref        the original kernel, original grid, run twice: the reference bytes (the two
 //              runs must agree, and every output buffer must have been written somewhere)
 //   module     the rewritten module defines __tidal_ctl and the marker, K and K__tidal_reshaped
+//   smem       the clone's static shared memory is no more than the original entry's (its
+//              protocol words are in the tail of its dynamic shared memory: every clone
+//              launch gets TIDAL_CLONE_SMEM bytes and tidal_launch.sh_off, as libtidal's)
 //   a          rewritten K, original grid, __tidal_ctl = 0 (the verbatim body)
 //   b/MASK     rewritten K, original grid, __tidal_ctl -> a partition with MASK (probe mode)
 //   c-probe/MASK    K__tidal_reshaped, flags PROBE, key 0, grid = occupancy x allowed SMs
@@ -126,6 +129,11 @@ struct Spec {
     bool expect_refused = false;
     bool join = false;         // run join-ctl / join (a long kernel: the owner must outlive the mask growth)
     bool huge = false;         // >= TIDAL_MAX_LOGICAL blocks: a, b/all, b/empty (case b runs the original body)
+    // Dynamic shared memory up to the device's opt-in limit: the original's attribute is set
+    // to optin - its static size (what Triton does), and smem (and args[optin_words_arg],
+    // smem / 4) become the most a clone takes: optin - static - TIDAL_SH_BYTES (8-aligned).
+    bool smem_optin = false;
+    int optin_words_arg = -1;
     std::string what;
 
     int in(size_t bytes, Fill f) { bufs.push_back({bytes, BUF_IN, f}); return (int)bufs.size() - 1; }
@@ -406,13 +414,28 @@ static bool load_module_text(const std::string &text, const std::string &path, C
     return true;
 }
 
-static bool set_smem_attr(CUfunction f, unsigned smem, std::string *err)
+static bool static_smem(CUfunction f, int *bytes, std::string *err)
 {
-    if (smem > 48 * 1024)
-        CKR(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+    CKR(cuFuncGetAttribute(bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+    return true;
+}
+
+// Allow f smem dynamic bytes where its default (48 KiB - static) is less, or allow it
+// exactly `allow` bytes (the opt-in specs).
+static bool set_smem_attr(CUfunction f, unsigned smem, std::string *err, int allow = 0)
+{
+    int st = 0;
+    if (!static_smem(f, &st, err)) return false;
+    if (allow || smem + (unsigned)st > 48 * 1024)
+        CKR(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, allow ? allow : (int)smem),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     return true;
 }
+
+// A clone runs with the launch's dynamic shared memory followed by its protocol words
+// (abi/tidal_abi.h, TIDAL_SH_*): TIDAL_CLONE_SMEM bytes, the words at sh_off, as libtidal
+// launches it.
+static unsigned clone_smem(const Spec &sp) { return TIDAL_CLONE_SMEM(sp.smem); }
 
 // Waits for stream s; a launch that outlives g_launch_timeout is a hang: the child
 // reports it and exits (the context cannot be recovered).
@@ -491,9 +514,13 @@ struct Runner {
         std::vector<void *> params;
         for (auto &v : argv_store) params.push_back(&v);
         tidal_launch tlc;
-        if (tl) { tlc = *tl; params.push_back(&tlc); }   // the driver copies it at the launch
-        CKR(cuLaunchKernel(f, grid[0], grid[1], grid[2], sp.block[0], sp.block[1], sp.block[2], sp.smem, s,
-                           params.data(), nullptr),
+        if (tl) {   // the driver copies it at the launch
+            tlc = *tl;
+            tlc.sh_off = TIDAL_SH_OFFSET(sp.smem);
+            params.push_back(&tlc);
+        }
+        CKR(cuLaunchKernel(f, grid[0], grid[1], grid[2], sp.block[0], sp.block[1], sp.block[2],
+                           tl ? clone_smem(sp) : sp.smem, s, params.data(), nullptr),
             "cuLaunchKernel");
         return true;
     }
@@ -769,8 +796,9 @@ static std::vector<Step> spec_steps(const Spec &sp, const std::vector<Mask> &mas
 
 // resume: the first rewritten-mode step to run (after a hang or a CUDA error ended an
 // earlier child at step resume - 1); the reference and module checks are redone quietly.
-static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const std::string &tidal_dir, int resume)
+static void run_spec(Env &e, const Spec &spec, const std::string &orig_dir, const std::string &tidal_dir, int resume)
 {
+    Spec sp = spec;   // smem_optin specs: their shared memory is the device's
     g_quiet = resume > 0;
     std::string err;
     Runner R(e, sp);
@@ -797,6 +825,7 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
     CUfunction ofn = nullptr;
     double ms = 0, ms2 = 0;
     std::string why;
+    int orig_static = 0, optin_allow = 0;
     // --sanitize: the original kernel runs as NAME__ref, so that a tool's report tells it
     // from the rewritten module's NAME (case a, b) and NAME__tidal_reshaped (the clone)
     const std::string opath = orig_dir + "/" + sp.file + ".ptx";
@@ -809,7 +838,15 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
               [&] { CUresult r = cuModuleGetFunction(&ofn, omod, oentry.c_str());
                     if (r) err = "cuModuleGetFunction(" + oentry + "): " + cu_err(r);
                     return r == CUDA_SUCCESS; }() &&
-              set_smem_attr(ofn, sp.smem, &err) && R.alloc(&err) && R.prepare_outputs(&err) &&
+              static_smem(ofn, &orig_static, &err) &&
+              [&] {
+                  if (!sp.smem_optin) return true;
+                  optin_allow = e.smem_optin - orig_static;
+                  sp.smem = (unsigned)(optin_allow - TIDAL_SH_BYTES) & ~(unsigned)(TIDAL_SH_ALIGN - 1);
+                  if (sp.optin_words_arg >= 0) sp.args[sp.optin_words_arg] = I32((int)(sp.smem / 4));
+                  return true;
+              }() &&
+              set_smem_attr(ofn, sp.smem, &err, optin_allow) && R.alloc(&err) && R.prepare_outputs(&err) &&
               R.launch(ofn, sp.grid, nullptr, "ref", &ms, &err) && R.outputs(true, &why, &err) &&
               R.prepare_outputs(&err) && R.launch(ofn, sp.grid, nullptr, "ref", &ms2, &err) &&
               R.outputs(false, &why, &err);
@@ -854,8 +891,8 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
         CUdeviceptr mk_ptr;
         size_t mk_bytes;
         L.has_marker = cuModuleGetGlobal(&mk_ptr, &mk_bytes, L.mod, TIDAL_MARKER_SYMBOL) == CUDA_SUCCESS;
-        if (fn_ok && !set_smem_attr(L.fn, sp.smem, &merr)) fn_ok = false;
-        if (clone_ok && !set_smem_attr(L.clone, sp.smem, &merr)) clone_ok = false;
+        if (fn_ok && !set_smem_attr(L.fn, sp.smem, &merr, optin_allow)) fn_ok = false;
+        if (clone_ok && !set_smem_attr(L.clone, clone_smem(sp), &merr)) clone_ok = false;
     }
     bool identical = have_t && ttext == otext;
     // run.sh keeps `tidal-opt --report` output next to the rewritten PTX: quote its line
@@ -918,10 +955,24 @@ static void run_spec(Env &e, const Spec &sp, const std::string &orig_dir, const 
                           sp.entry.c_str())
                     : "no " + sp.entry + TIDAL_RESHAPED_SUFFIX + " (the clone modes cannot run)" + reason);
 
+    if (clone_ok) {
+        // the clone's protocol words are in its dynamic shared memory: its static shared
+        // memory is no more than the original entry's, and the original's rounded up to
+        // 16 bytes at most (ptxas pads it to the module's extern alignment)
+        int fs = 0, cs = 0;
+        std::string serr;
+        bool k = static_smem(L.fn, &fs, &serr) && static_smem(L.clone, &cs, &serr);
+        bool same = k && cs <= fs && cs <= (orig_static + 15) / 16 * 16;
+        report(same, sp, "smem",
+               k ? fmt("static shared memory: clone %d, original entry %d, original module %d; dynamic %u (clone "
+                       "%u)",
+                       cs, fs, orig_static, sp.smem, clone_smem(sp))
+                 : serr);
+    }
     g_quiet = false;
     int occ = 0;
     if (clone_ok) {
-        CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, L.clone, (int)sp.threads(), sp.smem);
+        CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, L.clone, (int)sp.threads(), clone_smem(sp));
         if (r != CUDA_SUCCESS || occ < 1) {
             report(false, sp, "occupancy", r ? cu_err(r) : "occupancy of the clone is 0");
             clone_ok = false;

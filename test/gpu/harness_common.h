@@ -1,4 +1,4 @@
-// test/gpu/harness_common.h -- host-side pieces of the ABI v3 launch cases that
+// test/gpu/harness_common.h -- host-side pieces of the ABI v4 launch cases that
 // harness.cu and tvm/run_tvm.cu share: the test partitions' slot layout, how a clone
 // launch of each mode is planned (workers, chunk, base, flags, as libtidal would), the
 // host's epoch bookkeeping, and the check of the slot table after a launch. Header only,
@@ -15,6 +15,8 @@
 //              memory is touched at all)
 //   c-static   STATIC with dynamic tickets after the workers' own chunks (base = workers *
 //              chunk < total)
+// Every clone launch gets TIDAL_CLONE_SMEM(d) bytes of dynamic shared memory for a launch of
+// d and tidal_launch.sh_off = TIDAL_SH_OFFSET(d): its protocol words follow the kernel's own.
 #ifndef TIDAL_HARNESS_COMMON_H
 #define TIDAL_HARNESS_COMMON_H
 
@@ -28,8 +30,8 @@
 
 #include "tidal_abi.h"
 
-static_assert(TIDAL_ABI_VERSION == 3, "these helpers speak ABI v3");
-static_assert(sizeof(tidal_launch) == TIDAL_LAUNCH_BYTES && TIDAL_LAUNCH_BYTES == 56, "launch layout");
+static_assert(TIDAL_ABI_VERSION == 4, "these helpers speak ABI v4");
+static_assert(sizeof(tidal_launch) == TIDAL_LAUNCH_BYTES && TIDAL_LAUNCH_BYTES == 64, "launch layout");
 static_assert(sizeof(tidal_slot) == TIDAL_SLOT_BYTES, "slot layout");
 static_assert(sizeof(tidal_partition) == TIDAL_PARTITION_HEADER, "partition layout");
 static_assert(offsetof(tidal_partition, violations) == TIDAL_PARTITION_OFF_VIOLATIONS, "abi");
@@ -45,6 +47,7 @@ static_assert(offsetof(tidal_launch, epoch) == TIDAL_LAUNCH_OFF_EPOCH, "abi");
 static_assert(offsetof(tidal_launch, flags) == TIDAL_LAUNCH_OFF_FLAGS, "abi");
 static_assert(offsetof(tidal_launch, base) == TIDAL_LAUNCH_OFF_BASE, "abi");
 static_assert(offsetof(tidal_launch, key) == TIDAL_LAUNCH_OFF_KEY, "abi");
+static_assert(offsetof(tidal_launch, sh_off) == TIDAL_LAUNCH_OFF_SH_OFF, "abi");
 
 namespace th {
 

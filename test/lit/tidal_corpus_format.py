@@ -10,7 +10,13 @@ For a corpus file F (test name "corpus :: <flavour>/<file>.ptx") the test
      assembles those too) and the file's own .target above that;
   4. runs `tidal-opt -p tidal --report=json F`: every kernel is rewritten unless
      refused for clusters or cooperative launch (grid sync), and ptxas accepts
-     the rewritten PTX.
+     the rewritten PTX;
+  5. from `ptxas -v` of 3 and 4: every clone NAME__tidal_reshaped has the static
+     shared memory of its original entry NAME (its protocol words are in the
+     dynamic shared memory's tail), and the original entry has the input's, or,
+     in a module without `.extern .shared`, the input's rounded up to 16 bytes
+     (ptxas pads static shared memory to the module's extern alignment, 16 at
+     least, and the clones' extern array is the module's first).
 """
 
 import glob
@@ -32,6 +38,44 @@ _PTXAS_TIMEOUT = 600
 
 # Refusals the pass is meant to make (the kernel needs co-scheduled CTAs).
 _ALLOWED_REFUSALS = ("clusters", "cooperative-launch")
+
+_RESHAPED_SUFFIX = "__tidal_reshaped"
+_ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
+_SMEM_RE = re.compile(r"\bUsed\b.*?\b(\d+) bytes smem")
+_EXTERN_SHARED_RE = re.compile(rb"^\s*\.extern\s+\.shared\b", re.M)
+
+
+def _entry_smem(ptxas_stderr):
+    """Static shared memory per entry, from `ptxas -v` (0 where it names none)."""
+    out, cur = {}, None
+    for line in ptxas_stderr.decode("utf-8", "replace").splitlines():
+        m = _ENTRY_RE.search(line)
+        if m:
+            cur = m.group(1)
+            out[cur] = 0
+            continue
+        m = _SMEM_RE.search(line)
+        if cur is not None and m:
+            out[cur] = int(m.group(1))
+    return out
+
+
+def _smem_problems(orig, rew, input_has_extern):
+    """Step 5: what is wrong with the rewritten module's static shared sizes."""
+    bad = []
+    for name, smem in sorted(rew.items()):
+        if not name.endswith(_RESHAPED_SUFFIX):
+            continue
+        base = name[: -len(_RESHAPED_SUFFIX)]
+        if base in rew and smem != rew[base]:
+            bad.append("%s: %d bytes static shared memory, its original entry %s %d" % (name, smem, base, rew[base]))
+    for name, smem in sorted(orig.items()):
+        if name not in rew:
+            continue
+        ok = (smem,) if input_has_extern else (smem, (smem + 15) // 16 * 16)
+        if rew[name] not in ok:
+            bad.append("%s: %d bytes static shared memory after the rewrite, %d before" % (name, rew[name], smem))
+    return bad
 
 
 def _ptxas_arch(data):
@@ -166,10 +210,12 @@ class CorpusFormat(lit.formats.TestFormat):
             return lit.Test.FAIL, "\n".join(log)
 
         # 3. ptxas accepts the output
+        orig_smem = None
         if self.ptxas:
             arch = _ptxas_arch(actual)
-            cmd = [self.ptxas, "-arch=" + arch, out, "-o", os.devnull]
+            cmd = [self.ptxas, "-arch=" + arch, "-v", out, "-o", os.devnull]
             rc, so, se = _run(cmd, env, _PTXAS_TIMEOUT)
+            orig_smem = _entry_smem(se)
             log.append("$ " + " ".join(cmd))
             if rc != 0:
                 msg = "ptxas rejected the output (%s)\n%s" % (_status(rc), _diag(se, so))
@@ -202,11 +248,16 @@ class CorpusFormat(lit.formats.TestFormat):
                 log.append("kernel %s refused: %s: %s" % (k.get("name"), k.get("reason"), k.get("detail")))
             return lit.Test.FAIL, "\n".join(log)
         if self.ptxas:
-            cmd = [self.ptxas, "-arch=" + arch, tout, "-o", os.devnull]
+            cmd = [self.ptxas, "-arch=" + arch, "-v", tout, "-o", os.devnull]
             rc, so, se = _run(cmd, env, _PTXAS_TIMEOUT)
             log.append("$ " + " ".join(cmd))
             if rc != 0:
                 log.append("ptxas rejected the rewritten output (%s)\n%s" % (_status(rc), _diag(se, so)))
+                return lit.Test.FAIL, "\n".join(log)
+            # 5. static shared memory: clone == original entry == input
+            bad = _smem_problems(orig_smem or {}, _entry_smem(se), bool(_EXTERN_SHARED_RE.search(expected)))
+            if bad:
+                log.append("static shared memory changed by the rewrite:\n  " + "\n  ".join(bad))
                 return lit.Test.FAIL, "\n".join(log)
 
         return lit.Test.PASS, "\n".join(log)

@@ -28,6 +28,7 @@
 
 #define NSM 132
 #define FAKE_OCC 4
+#define FAKE_OPTIN 232448 /* shared memory per block, opt-in (the H200's) */
 
 typedef struct fake_module {
     int rewritten;
@@ -44,9 +45,10 @@ typedef struct fake_fn {
     fake_module *mod;
     unsigned nparams;
     size_t off[8], size[8];
-    int max_dyn_smem;
+    int max_dyn_smem;      /* MAX_DYNAMIC_SHARED_SIZE_BYTES as set; 0: the default, 48 KiB - static */
     int loaded;
     struct fake_fn *kernel_of;   /* non-NULL: a CUkernel, whose CUfunction here is kernel_of */
+    int static_smem;             /* SHARED_SIZE_BYTES */
 } fake_fn;
 
 static int fake_errors;            /* failing calls since fake_reset */
@@ -59,6 +61,13 @@ static CUresult fake_fail(const char *call, CUresult r)
     return r;
 }
 static int is_kernel(const void *h) { return ((const fake_fn *)h)->kernel_of != NULL; }
+
+
+/* Shared-memory bookkeeping: FuncSetAttribute calls that failed (static + value over
+ * FAKE_OPTIN), the smem of the last occupancy query. */
+static int fake_setattr_failed;
+static size_t fake_occ_smem;
+static int fake_max_dyn(const fake_fn *f) { return f->max_dyn_smem ? f->max_dyn_smem : 48 * 1024 - f->static_smem; }
 
 static struct {
     CUfunction f;
@@ -81,7 +90,9 @@ static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = the_ctx; retu
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
     (void)d;
-    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? NSM : 0;
+    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT               ? NSM
+         : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? FAKE_OPTIN
+                                                                      : 0;
     return CUDA_SUCCESS;
 }
 static int alloc_fail;
@@ -210,13 +221,23 @@ static CUresult f_paraminfo(CUfunction f, size_t i, size_t *off, size_t *sz)
 static CUresult f_fnattr(int *v, CUfunction_attribute a, CUfunction f)
 {
     if (is_kernel(f)) return fake_fail("cuFuncGetAttribute", CUDA_ERROR_INVALID_HANDLE);
-    *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? ((fake_fn *)f)->max_dyn_smem : 0;
+    const fake_fn *ff = (const fake_fn *)f;
+    *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? fake_max_dyn(ff)
+         : a == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES           ? ff->static_smem
+                                                              : 0;
     return CUDA_SUCCESS;
 }
+/* As the driver: static + dynamic may not pass the opt-in limit. */
 static CUresult f_fnsetattr(CUfunction f, CUfunction_attribute a, int v)
 {
     if (is_kernel(f)) return fake_fail("cuFuncSetAttribute", CUDA_ERROR_INVALID_HANDLE);
-    if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) ((fake_fn *)f)->max_dyn_smem = v;
+    fake_fn *ff = (fake_fn *)f;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_SUCCESS;
+    if (v < 0 || v + ff->static_smem > FAKE_OPTIN) {
+        fake_setattr_failed++;
+        return fake_fail("cuFuncSetAttribute", CUDA_ERROR_INVALID_VALUE);
+    }
+    ff->max_dyn_smem = v;
     return CUDA_SUCCESS;
 }
 static CUresult f_fnload(CUfunction f)
@@ -236,7 +257,8 @@ static CUresult f_occ(int *occ, CUfunction f, int threads, size_t smem)
 {
     fake_fn *ff = (fake_fn *)f;
     if (ff->kernel_of) ff = ff->kernel_of;
-    *occ = (threads > 1024 || (smem > 48 * 1024 && (int)smem > ff->max_dyn_smem)) ? 0 : FAKE_OCC;
+    fake_occ_smem = smem;
+    *occ = (threads > 1024 || (int)smem > fake_max_dyn(ff)) ? 0 : FAKE_OCC;
     return CUDA_SUCCESS;
 }
 static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -264,11 +286,13 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
         last.bufsize = n;
     }
 }
+/* As the driver, a launch with more dynamic shared memory than the function is allowed
+ * fails (it is still recorded). */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                          unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
 {
     record(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
-    return CUDA_SUCCESS;
+    return (int)smem > fake_max_dyn((fake_fn *)f) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
@@ -276,7 +300,7 @@ static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params,
            c->hStream, params, extra);
     last.via_ex = 1;
     last.nattrs = (int)c->numAttrs;
-    return CUDA_SUCCESS;
+    return (int)c->sharedMemBytes > fake_max_dyn((fake_fn *)f) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 /* Events: "running" until fake_finish_all(); capture status from fake_capturing. */
@@ -333,10 +357,10 @@ static tidal_cu fake = {
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
  * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
-static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0, NULL};
-static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0, NULL};
-static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0, NULL};
-static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0, NULL};
+static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0, NULL, 0};
+static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0, NULL, 0};
+static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0, NULL, 0};
 static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}, 1, 0};
 static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0, 0};
 /* CUkernel handles of k, r and u (cuLibraryGetKernel's) */
@@ -352,6 +376,9 @@ static void fake_reset(void)
     mrw.ctl = 0;
     mrw.case_b = 1;
     fk.max_dyn_smem = fkc.max_dyn_smem = 0;
+    fk.static_smem = fkc.static_smem = 0;
+    fake_setattr_failed = 0;
+    fake_occ_smem = 0;
     alloc_fail = 0;
     fake_running = 1;
     fake_capturing = 0;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -178,7 +179,8 @@ static void test_launch_reshapes(void **state)
     assert_int_equal(last.grid[1], 1);
     assert_int_equal(last.block[0], 128);
     assert_int_equal(last.block[1], 2);
-    assert_int_equal(last.smem, 512);
+    /* the launch's 512 dynamic bytes, then the clone's protocol words */
+    assert_int_equal(last.smem, 512 + TIDAL_SH_BYTES);
     assert_ptr_equal(last.stream, s);
     assert_ptr_equal(last.params[0], &a0);
     assert_ptr_equal(last.params[1], &a1);
@@ -188,6 +190,7 @@ static void test_launch_reshapes(void **state)
     assert_int_equal(tl.grid[1], 2);
     assert_int_equal(tl.grid[2], 1);
     assert_int_equal(tl.chunk, 1);
+    assert_int_equal(tl.sh_off, 512);
     assert_true(fk.loaded && fkc.loaded && fr.loaded);   /* the module was loaded eagerly */
     /* the stream on all SMs is not inside 0-47: dynamic mode, in the stream's own slot,
      * whose tag now keeps probe-mode launches out; the first epoch is 1 */
@@ -528,12 +531,149 @@ static void test_launch_ex_and_smem(void **state)
     assert_ptr_equal(last.f, &fk);
     assert_int_equal(last.grid[0], 50);
 
-    /* > 48 KiB dynamic shared memory: the clone gets the original's limit */
+    /* cuLaunchKernelEx: the clone's sharedMemBytes has the words after the launch's */
+    attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    c.sharedMemBytes = 1000;
+    q.smem = 1000;
+    assert_int_equal(tidal__launch(&q), CUDA_SUCCESS);
+    assert_true(last.via_ex);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.smem, 1000 + TIDAL_SH_BYTES);
+
+    /* > 48 KiB dynamic shared memory: the clone is allowed what the launch needs */
     fk.max_dyn_smem = 100000;
     assert_int_equal(tidal_launch_kernel(&fk, 50, 1, 1, 64, 1, 1, 90000, s, params, NULL), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
-    assert_int_equal(fkc.max_dyn_smem, 100000);
+    assert_int_equal(fkc.max_dyn_smem, 90000 + TIDAL_SH_BYTES);
     tidal_stream_bind(s, NULL);
+}
+
+/* Everything written to stderr while fn runs (tidal__warn's lines). */
+static char captured[4096];
+static void capture_stderr(void (*fn)(void *), void *arg)
+{
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *t = tmpfile();
+    assert_non_null(t);
+    dup2(fileno(t), 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(t);
+    size_t n = fread(captured, 1, sizeof captured - 1, t);
+    captured[n] = 0;
+    fclose(t);
+}
+
+typedef struct smem_launch {
+    unsigned smem;
+    CUstream s;
+    void **params;
+    int rc;
+} smem_launch;
+static void do_launch(void *arg)
+{
+    smem_launch *l = arg;
+    l->rc = tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, l->smem, l->s, l->params, NULL);
+}
+
+/* The clone keeps the protocol's words in the tail of its dynamic shared memory: its
+ * static size is the original's, and it launches wherever the original launches, except
+ * within TIDAL_SH_BYTES of the per-block limit, which is counted and said. */
+static void test_launch_smem_tail(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("sm", "0-65", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x57;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    void *params[] = {&a0, &a0};
+    tidal_launch tl;
+    tidal_stats st0, st;
+
+    /* the words 8-aligned after the launch's bytes; occupancy asked for the real size */
+    assert_int_equal(tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, 100, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.sh_off, 104);
+    assert_int_equal(last.smem, 104 + TIDAL_SH_BYTES);
+    assert_int_equal(fake_occ_smem, 104 + TIDAL_SH_BYTES);
+    assert_int_equal(TIDAL_CLONE_SMEM(100), 104 + TIDAL_SH_BYTES);
+    /* no dynamic shared memory: the clone still gets its words, at 0 */
+    assert_int_equal(tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.sh_off, 0);
+    assert_int_equal(last.smem, TIDAL_SH_BYTES);
+    assert_int_equal(fake_setattr_failed, 0);
+    tidal_shutdown();
+
+    /* A kernel with 1 KiB of static shared memory whose launcher (Triton) allowed the
+     * original the device's opt-in limit minus that: the clone has the same static size
+     * and gets what each launch needs, with no failing cuFuncSetAttribute. */
+    fake_reset();
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+    assert_int_equal(tidal_partition_create("sm", "0-65", &p), TIDAL_OK);
+    tidal_stream_bind(s, p);
+    fk.static_smem = fkc.static_smem = 1024;
+    tidal_stats_get(NULL, &st0);
+    fk.max_dyn_smem = FAKE_OPTIN - 1024;
+    const unsigned fits = FAKE_OPTIN - 1024 - TIDAL_SH_BYTES;   /* the most a clone takes */
+    assert_int_equal(tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, 48 * 1024, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(fkc.max_dyn_smem, 48 * 1024 + TIDAL_SH_BYTES);
+    assert_int_equal(tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, fits, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(last.smem, FAKE_OPTIN - 1024);
+    assert_int_equal(fkc.max_dyn_smem, FAKE_OPTIN - 1024);
+    assert_int_equal(fake_occ_smem, FAKE_OPTIN - 1024);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.sh_off, fits);
+    assert_int_equal(fake_setattr_failed, 0);
+
+    /* the original's whole allowance: no room for the words. Launched as given (it runs,
+     * unmasked), counted, and said once per kernel, never silently. */
+    smem_launch l = {.smem = FAKE_OPTIN - 1024, .s = s, .params = params};
+    capture_stderr(do_launch, &l);
+    assert_int_equal(l.rc, CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    assert_int_equal(last.smem, FAKE_OPTIN - 1024);
+    assert_int_equal(last.grid[0], 500);
+    assert_int_equal(fake_setattr_failed, 0);
+    assert_non_null(strstr(captured, "no room for the clone's"));
+    assert_non_null(strstr(captured, "launches_smem_full"));
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 1);
+    assert_int_equal(st.launches_unmasked - st0.launches_unmasked, 1);
+    assert_int_equal(st.launches_rewritten - st0.launches_rewritten, 2);
+    l.smem = fits + 1;   /* 8-aligned, the words no longer fit either */
+    capture_stderr(do_launch, &l);
+    assert_ptr_equal(last.f, &fk);
+    assert_string_equal(captured, "");   /* said once */
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 2);
+    /* the clone's allowance was not touched by the launches that did not fit */
+    assert_int_equal(fkc.max_dyn_smem, FAKE_OPTIN - 1024);
+    assert_int_equal(st.launches_unmasked - st0.launches_unmasked, 2);
+    tidal_stream_bind(s, NULL);
+
+    /* placed as the original (a stream inside the mask, TIDAL_PLACE_ORIGINAL): the clone's
+     * room does not matter, nothing is counted against it */
+    tidal_part *all;
+    assert_int_equal(tidal_partition_create("all", "all", &all), TIDAL_OK);
+    assert_int_equal(tidal_partition_set_placement(all, TIDAL_PLACE_ORIGINAL, 0), TIDAL_OK);
+    CUstream s2 = (CUstream)0x58;
+    tidal_stream_bind(s2, all);
+    l.s = s2;
+    l.smem = FAKE_OPTIN - 1024;
+    capture_stderr(do_launch, &l);
+    assert_ptr_equal(last.f, &fk);
+    tidal_stats_get(NULL, &st);
+    assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 2);
+    assert_int_equal(st.launches_original - st0.launches_original, 1);
+    tidal_stream_bind(s2, NULL);
 }
 
 static void test_module_attach(void **state)
@@ -594,9 +734,10 @@ static void test_flow_in(void **state)
     uint64_t a0 = 0x1234;
     int a1 = 77;
     void *params[] = {&a0, &a1};
-    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 128, 1, 1, 100, s, params, NULL), CUDA_SUCCESS);
     tidal_launch owner;
     memcpy(&owner, last.params[2], sizeof owner);
+    assert_int_equal(last.smem, TIDAL_CLONE_SMEM(100));
     assert_int_equal(owner.flags, TIDAL_LAUNCH_HIST);   /* 0-65 of all: dynamic, epoch mode */
     assert_int_equal(owner.epoch, 1);
     unsigned owner_grid = last.grid[0];
@@ -612,6 +753,7 @@ static void test_flow_in(void **state)
     assert_int_equal(last.grid[0], FAKE_OCC * 100);   /* occupancy x the 100 SMs added */
     assert_true(last.grid[0] < owner_grid);
     assert_int_equal(last.block[0], 128);
+    assert_int_equal(last.smem, TIDAL_CLONE_SMEM(100));   /* the owner's, words included */
     assert_int_not_equal(last.stream, s);   /* beside the owner, not behind it */
     assert_int_equal(last.bufsize, 16 + sizeof(tidal_launch));
     uint64_t b0;
@@ -627,6 +769,7 @@ static void test_flow_in(void **state)
     assert_int_equal(j.flags, TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_JOIN);
     assert_int_equal(j.partition, owner.partition);
     assert_int_equal(j.grid[0], 5000);
+    assert_int_equal(j.sh_off, owner.sh_off);
     tidal_stats st;
     tidal_stats_get(NULL, &st);
     assert_int_equal(st.joins, 1);
@@ -751,7 +894,7 @@ static void test_no_failing_calls(void **state)
     assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &kr);
     /* ... whose CUfunction need not be the handle the module listed (found by name) */
-    static fake_fn fk_other = {"k", &mrw, 2, {0, 8}, {8, 4}, 0, 0, NULL};
+    static fake_fn fk_other = {"k", &mrw, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0};
     static fake_fn kk_other = {.name = "k", .kernel_of = &fk_other};
     rq.f = (CUfunction)&kk_other;
     assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
@@ -877,6 +1020,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_passthrough, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_extra_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_smem_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_module_attach, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flow_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),

@@ -19,6 +19,9 @@
 //   rt_app probe               print the SM ids a small kernel's blocks ran on (run beside a hog)
 //   rt_app rate [BLOCKS]       per-launch host and end-to-end cost of a tiny kernel
 //                              (bench/gpu/launch_cost.sh); needs no tidal API
+//   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
+//                              clone takes runs as the clone, exactly once, in the mask; the
+//                              whole limit runs unmasked and is counted (launches_smem_full)
 // Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "tidal.h"
+#include "tidal_abi.h"
 
 static int failures = 0;
 #define CK(x)                                                                                  \
@@ -354,6 +358,103 @@ static void mode_api()
     result("api.unbound.exactly-once", c.exactly_once(&why), why);
     TCK(api.stats_get(nullptr, &st));
     result("api.unbound.unmasked", st.launches_unmasked >= 1, "unmasked launches " + std::to_string(st.launches_unmasked));
+}
+
+// ---------------------------------------------------------------- shared memory at the limit
+// The kernel's whole dynamic region is written and read back, its last bytes included: a
+// clone's protocol words follow them in its dynamic shared memory and must not overlap.
+extern "C" __global__ void smem_optin(unsigned *sm, unsigned *count, unsigned *sum, unsigned words)
+{
+    extern __shared__ unsigned dyn[];
+    __shared__ unsigned part[128];   // 512 bytes static
+    const unsigned b = blockIdx.x;
+    for (unsigned k = threadIdx.x; k < words; k += blockDim.x) dyn[k] = (b * 2654435761u) ^ k;
+    __syncthreads();
+    unsigned acc = 0;
+    for (unsigned k = threadIdx.x; k < words; k += blockDim.x) acc += dyn[words - 1 - k];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned t = 0;
+        for (unsigned i = 0; i < blockDim.x; i++) t += part[i];
+        unsigned s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        sm[b] = s;
+        sum[b] = t;
+        atomicAdd(&count[b], 1u);
+    }
+}
+
+// As a Triton GEMM with many stages: the kernel is allowed the device's opt-in limit minus
+// its static shared memory. A launch of the most a clone can take (the limit minus the
+// clone's TIDAL_SH_BYTES words) runs as the clone, in the mask, every block once; a launch
+// of the whole limit cannot be a clone: it runs as given, unmasked, and is counted.
+static void mode_smem()
+{
+    tidal_part *p;
+    TCK(api.partition_create("sm", "0-65", &p));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    TCK(api.stream_bind(s, p));
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    cudaFuncAttributes fa;
+    CK(cudaFuncGetAttributes(&fa, smem_optin));
+    const int allow = optin - (int)fa.sharedSizeBytes;
+    CK(cudaFuncSetAttribute(smem_optin, cudaFuncAttributeMaxDynamicSharedMemorySize, allow));
+    const unsigned n = 1000;
+    unsigned *dsm, *dcount, *dsum;
+    CK(cudaMalloc(&dsm, n * 4));
+    CK(cudaMalloc(&dcount, n * 4));
+    CK(cudaMalloc(&dsum, n * 4));
+    const tidal_smset mask = parse("0-65");
+    struct Case {
+        const char *name;
+        unsigned bytes;
+        bool clone;
+    } cases[] = {{"smem.clone", (unsigned)(allow - TIDAL_SH_BYTES) & ~(unsigned)(TIDAL_SH_ALIGN - 1), true},
+                 {"smem.full", (unsigned)allow, false}};
+    for (const Case &c : cases) {
+        const unsigned words = c.bytes / 4;
+        CK(cudaMemset(dsm, 0xff, n * 4));
+        CK(cudaMemset(dcount, 0, n * 4));
+        CK(cudaMemset(dsum, 0, n * 4));
+        CK(cudaDeviceSynchronize());
+        tidal_stats st0, st1;
+        TCK(api.stats_get(nullptr, &st0));
+        smem_optin<<<n, 128, c.bytes, s>>>(dsm, dcount, dsum, words);
+        cudaError_t le = cudaGetLastError();
+        CK(cudaStreamSynchronize(s));
+        TCK(api.stats_get(nullptr, &st1));
+        std::vector<unsigned> sm(n), count(n), sum(n);
+        CK(cudaMemcpy(sm.data(), dsm, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(count.data(), dcount, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(sum.data(), dsum, n * 4, cudaMemcpyDeviceToHost));
+        unsigned wrong = 0, not_once = 0, outside = 0;
+        for (unsigned b = 0; b < n; b++) {
+            unsigned want = 0;
+            for (unsigned k = 0; k < words; k++) want += (b * 2654435761u) ^ k;
+            wrong += sum[b] != want;
+            not_once += count[b] != 1;
+            outside += !(sm[b] < 256 && ((mask.bits[sm[b] / 64] >> (sm[b] % 64)) & 1));
+        }
+        const uint64_t rw = st1.launches_rewritten - st0.launches_rewritten,
+                       full = st1.launches_smem_full - st0.launches_smem_full,
+                       unm = st1.launches_unmasked - st0.launches_unmasked;
+        std::string what = std::to_string(c.bytes) + " dynamic + " + std::to_string(fa.sharedSizeBytes) +
+                           " static of " + std::to_string(optin) + ": launch " + cudaGetErrorString(le) + ", " +
+                           std::to_string(not_once) + " blocks not run once, " + std::to_string(wrong) +
+                           " wrong sums, " + std::to_string(outside) + " outside 0-65; rewritten +" +
+                           std::to_string(rw) + ", smem_full +" + std::to_string(full) + ", unmasked +" +
+                           std::to_string(unm);
+        bool ok = le == cudaSuccess && !not_once && !wrong;
+        if (c.clone) ok = ok && rw == 1 && full == 0 && outside == 0;
+        else ok = ok && rw == 0 && full == 1 && unm == 1;
+        result(c.name, ok, what);
+    }
+    CK(cudaFree(dsm));
+    CK(cudaFree(dcount));
+    CK(cudaFree(dsum));
 }
 
 // Run a long kernel on p, move p's mask to `to` at ~30% progress, check the blocks claimed
@@ -840,7 +941,7 @@ static void mode_place()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -857,6 +958,7 @@ int main(int argc, char **argv)
     else if (m == "flip") mode_flip();
     else if (m == "graph") mode_graph();
     else if (m == "place") mode_place();
+    else if (m == "smem") mode_smem();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

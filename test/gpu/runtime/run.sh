@@ -94,6 +94,7 @@ run_prog linked.api "$B/rt_app_linked" api
 run_prog linked.flip "$B/rt_app_linked" flip
 run_prog linked.graph "$B/rt_app_linked" graph
 run_prog linked.place "$B/rt_app_linked" place
+run_prog linked.smem "$B/rt_app_linked" smem
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
@@ -101,6 +102,7 @@ LD_PRELOAD=$PRE run_prog preload.api "$B/rt_app_plain" api
 LD_PRELOAD=$PRE run_prog preload.flip "$B/rt_app_plain" flip
 LD_PRELOAD=$PRE run_prog preload.graph "$B/rt_app_plain" graph
 LD_PRELOAD=$PRE run_prog preload.place "$B/rt_app_plain" place
+LD_PRELOAD=$PRE run_prog preload.smem "$B/rt_app_plain" smem
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
 grep -q "the tidal API is not in this process" <<<"$out"; check plain.no-runtime-refuses-api $? "$(head -1 <<<"$out")"

@@ -3,7 +3,11 @@
     python3 triton_rt.py PARTITION      e.g. "tp:0-65" (local) or "be" (tidald)
 
 Checks: outputs equal torch's (add, softmax, matmul); a kernel that records %smid per
-program ran only on the partition's SMs; every module Triton loaded was attached.
+program ran only on the partition's SMs; every module Triton loaded was attached. A GEMM
+at Inductor's largest stage count (5) and one that fills the opt-in shared memory (Triton
+sets the original's MAX_DYNAMIC to optin - static, which a clone with static protocol
+words could never mirror) compute torch's results, and with the preload they run as the
+reshaped clone (libtidal's launches_rewritten), never unmasked for their shared memory.
 Prints PASS/FAIL lines like rt_app.
 """
 import os
@@ -98,6 +102,46 @@ ref = (a.float() @ b.float()).half()
 result("triton.matmul", torch.allclose(c.float(), ref.float(), atol=1e-1, rtol=1e-2),
        "max err %.4f" % (c.float() - ref.float()).abs().max().item())
 
+# GEMMs with large dynamic shared memory (num_stages: Triton 3.6 keeps num_stages - 2 tiles
+# of A and B, 32 KiB each at 128x128x64 fp16): 5 (Inductor's largest), and the most that
+# fits the device's opt-in limit per block
+import ctypes  # noqa: E402
+
+from tidal import _lib as _tl  # noqa: E402
+
+
+def tidal_counters():
+    st = _tl.Stats()
+    tidal.triton._lib_obj.tidal_stats_get(None, ctypes.byref(st))
+    return {k: int(getattr(st, k)) for k in _tl.STATS_COUNTERS}
+
+
+optin = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+casec = _tl.find_preloaded() is not None
+a2 = torch.randn(2048, 1024, device=dev, dtype=torch.float16)
+b2 = torch.randn(1024, 2048, device=dev, dtype=torch.float16)
+ref2 = (a2.float() @ b2.float()).half()
+top = next(s for s in range(16, 2, -1) if (s - 2) * 32768 <= optin)
+for stages in (5, top):
+    c2 = torch.empty(2048, 2048, device=dev, dtype=torch.float16)
+    s0 = tidal_counters()
+    while True:
+        try:
+            k = matmul_kernel[(2048 // 128, 2048 // 128)](a2, b2, c2, 2048, 2048, 1024, BM=128, BN=128, BK=64,
+                                                         num_warps=8, num_stages=stages)
+            break
+        except triton.runtime.errors.OutOfResources:   # more than the device takes: one stage less
+            stages -= 1
+    torch.cuda.synchronize()
+    s1 = tidal_counters()
+    d = {n: s1[n] - s0[n] for n in ("launches_rewritten", "launches_unmasked", "launches_smem_full")}
+    shared = k.metadata.shared
+    ok = torch.allclose(c2.float(), ref2.float(), atol=2e-1, rtol=1e-2)
+    if casec:
+        ok = ok and d["launches_rewritten"] == 1 and d["launches_unmasked"] == 0
+    result("triton.matmul_s%d" % stages, ok, "shared %d of %d, %s, max err %.4f" % (
+        shared, optin, d, (c2.float() - ref2.float()).abs().max().item()))
+
 nprog = 20000
 sm = torch.full((nprog,), -1, device=dev, dtype=torch.int32)
 smid_kernel[(nprog,)](sm, 2000)
@@ -105,7 +149,6 @@ torch.cuda.synchronize()
 used = sorted(set(sm.tolist()))
 name, _, smset = part.partition(":")
 lib = tidal.triton._lib
-import ctypes  # noqa: E402
 
 
 class SmSet(ctypes.Structure):

@@ -8,10 +8,10 @@
 // ORIG_DIR/<stem>.ptx and TIDAL_DIR/<stem>.ptx (cuModuleLoadDataEx, driver JIT), fills the
 // inputs with fixed pseudo-random floats in [-1, 1), poisons the outputs (0xA5C3E17B words)
 // before every run, and checks, bit for bit against the original kernel's output, the
-// launch cases of abi/tidal_abi.h (ABI v3) as test/gpu/harness.cu runs them (the clone
+// launch cases of abi/tidal_abi.h (ABI v4) as test/gpu/harness.cu runs them (the clone
 // plans and the slot-table check come from test/gpu/harness_common.h):
 //   ref        original entry, original grid, run twice: identical, and no output word left poisoned
-//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v3, ENTRY and
+//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v4, ENTRY and
 //              ENTRY__tidal_reshaped
 //   a          rewritten ENTRY, original grid, __tidal_ctl = 0
 //   b/MASK     rewritten ENTRY, original grid, __tidal_ctl -> a partition with MASK (probe mode)
@@ -197,8 +197,16 @@ static bool launch(CUfunction f, const unsigned grid[3], const Launch &L, Bufs &
 {
     std::vector<void *> args;
     for (CUdeviceptr &d : B.d) args.push_back(&d);
-    if (tl) args.push_back((void *)tl);
-    CK(cuLaunchKernel(f, grid[0], grid[1], grid[2], L.block[0], L.block[1], L.block[2], L.smem, g_stream, args.data(), nullptr));
+    // a clone: its protocol words after the launch's dynamic shared memory, as libtidal
+    // launches it (abi/tidal_abi.h, TIDAL_SH_*)
+    tidal_launch tlc;
+    if (tl) {
+        tlc = *tl;
+        tlc.sh_off = TIDAL_SH_OFFSET(L.smem);
+        args.push_back(&tlc);
+    }
+    CK(cuLaunchKernel(f, grid[0], grid[1], grid[2], L.block[0], L.block[1], L.block[2],
+                      tl ? TIDAL_CLONE_SMEM(L.smem) : L.smem, g_stream, args.data(), nullptr));
     CK(cuStreamSynchronize(g_stream));
     return true;
 }
@@ -352,7 +360,7 @@ static void run_one(const Launch &L, const std::string &odir, const std::string 
 
     if (!part_make(&P, L.logical(), &err)) { result(false, L.name, "partition", err); return; }
     int occ = 0;
-    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cf, L.block[0] * L.block[1] * L.block[2], L.smem) !=
+    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cf, L.block[0] * L.block[1] * L.block[2], TIDAL_CLONE_SMEM(L.smem)) !=
             CUDA_SUCCESS || occ < 1)
         occ = 1;
     const uint32_t wrap_slot = th::epoch_slot_index(th::E_WRAP);

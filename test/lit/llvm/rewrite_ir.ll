@@ -16,11 +16,14 @@
 ; runs a verbatim copy of its body when @__tidal_ctl is 0 or the grid is too large
 ; (launch case a); else the launch values, then either the static fast path (a STATIC
 ; launch in epoch mode: every thread takes its own chunk, the leader STARTs it, no
-; barrier) or the leader's ENTER and b0 published through @__tidal_sh at one barrier,
+; barrier) or the leader's ENTER and b0 published through the shared words at one barrier,
 ; the logical blocks of the chunk (ctaid/nctaid reads become the logical ids, `ret`
 ; goes to the loop latch), the launch values again and the leader's CLAIM (after a
 ; fast chunk with no tickets, the block exits instead), and at the end the leader's
-; LEAVE. The clone @K__tidal_reshaped takes a byval tidal_launch (56 bytes).
+; LEAVE. The clone @K__tidal_reshaped takes a byval tidal_launch (64 bytes). The
+; shared words are @__tidal_sh in K (case b: its launcher adds no dynamic bytes) and,
+; in the clone, @K__tidal_dsh (its own extern array: the dynamic base) +
+; tidal_launch.sh_off: the tail of the dynamic shared memory the runtime adds for them.
 
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
@@ -71,14 +74,17 @@ entry:
   ret void
 }
 
-; the module globals of abi/tidal_abi.h, and __tidal_sh (TIDAL_SH_BYTES, align 8)
+; the module globals of abi/tidal_abi.h, __tidal_sh (TIDAL_SH_BYTES, align 8) and the
+; clones' extern arrays K__tidal_dsh
 ; CHECK-DAG: @__tidal_ctl = weak addrspace(4) externally_initialized global i64 0, align 8
-; CHECK-DAG: @__tidal_rewritten_v3 = weak addrspace(1) global i32 1, align 4
+; CHECK-DAG: @__tidal_rewritten_v4 = weak addrspace(1) global [2 x i32] [i32 1, i32 1], align 4
 ; per clone, its parameter count as the size of K__tidal_nparams (the runtime reads it)
 ; CHECK-DAG: @guarded__tidal_nparams = weak addrspace(1) global [3 x i8] zeroinitializer, align 1
 ; CHECK-DAG: @reverse__tidal_nparams = weak addrspace(1) global [2 x i8] zeroinitializer, align 1
-; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i32, i32, i32, i32, i64, i64 }
+; CHECK-DAG: %struct.tidal_launch = type { i64, [3 x i32], i32, i32, i32, i32, i32, i64, i64, i32, i32 }
 ; CHECK-DAG: @__tidal_sh = internal addrspace(3) global [24 x i8] undef, align 8
+; CHECK-DAG: @guarded__tidal_dsh = external addrspace(3) global [0 x i8], align 8
+; CHECK-DAG: @reverse__tidal_dsh = external addrspace(3) global [0 x i8], align 8
 
 ; CHECK-LABEL: define ptx_kernel void @guarded(ptr addrspace(1) %out, i32 %n) {
 ; CHECK-NEXT:  tdl.entry:
@@ -193,9 +199,9 @@ entry:
 ; CHECK-NEXT:    call void @llvm.trap()
 ; CHECK:       tdl.grid:
 ; CHECK:         icmp uge i64 {{%[0-9]+}}, 16777216
-; CHECK-NEXT:    br i1 {{%[0-9]+}}, label %tdl.trap, label %tdl.values
+; CHECK-NEXT:    br i1 {{%[0-9]+}}, label %tdl.trap, label %tdl.smem
 ; tidal_launch: chunk at 20, slot 24, epoch 28, flags 32, base 36, key 40 (| %gridid),
-; sm_blocks 48 (the hist operand)
+; sm_blocks 48 (the hist operand), sh_off 56 (the shared words: the sh operand)
 ; CHECK:       tdl.values:
 ; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 20
 ; CHECK-NEXT:    %tdl.chunk.param = load i32
@@ -216,6 +222,11 @@ entry:
 ; chunk clamped to 1..TIDAL_MAX_CHUNK; phys: the launch's own grid
 ; CHECK:         %tdl.chunk = select i1 {{%.+}}, i32 {{%.+}}, i32 64
 ; CHECK:         %tdl.phys = mul i32
+; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 56
+; CHECK-NEXT:    %tdl.sh.off = load i32
+; CHECK-NEXT:    [[SHOFF:%[0-9]+]] = zext i32 %tdl.sh.off to i64
+; CHECK-NEXT:    [[SHP:%[0-9]+]] = getelementptr i8, ptr addrspace(3) @guarded__tidal_dsh, i64 [[SHOFF]]
+; CHECK-NEXT:    %tdl.sh = ptrtoint ptr addrspace(3) [[SHP]] to i64
 ; the static fast path: flags & (JOIN|STATIC|PROBE) == STATIC
 ; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
 ; CHECK-NEXT:    [[FM:%[0-9]+]] = and i32 %tdl.flags, 7
@@ -231,14 +242,14 @@ entry:
 ; START, by the leader: no outputs, b0 an input (b0, ctl, flags, total, chunk, base,
 ; slotix, hist, sh)
 ; CHECK:       tdl.start.leader:
-; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,l,r,r,r,r,r,l,l,~{memory}"(i32 %tdl.b0.fast, i64 %tdl.ctl, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.slotix, i64 %tdl.hist, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,l,r,r,r,r,r,l,l,~{memory}"(i32 %tdl.b0.fast, i64 %tdl.ctl, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.slotix, i64 %tdl.hist, i64 %tdl.sh) #[[SNIPPET]]
 ; CHECK-NEXT:    br label %tdl.started
 ; straight to the logical blocks: no ENTER, no publish, no barrier
 ; CHECK:       tdl.started:
 ; CHECK-NOT:     call
 ; CHECK:         br label %tdl.logical
 ; CHECK:       tdl.enter.leader:
-; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{{.*}}"(i64 %tdl.ctl, i64 %tdl.key, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.phys, i32 %tdl.pid, i32 %tdl.epoch, i32 %tdl.slotix, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{{.*}}"(i64 %tdl.ctl, i64 %tdl.key, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.phys, i32 %tdl.pid, i32 %tdl.epoch, i32 %tdl.slotix, i64 %tdl.sh) #[[SNIPPET]]
 ; after a chunk: a fast worker in a launch without tickets (base >= total) exits with
 ; its whole block, no CLAIM or LEAVE; else fast is cleared and the leader claims
 ; CHECK:       tdl.claim:
@@ -247,7 +258,7 @@ entry:
 ; CHECK-NEXT:    [[CDONE:%[0-9]+]] = and i1 [[CNT]], [[WASFAST:%tdl.fast.a.[0-9]+]]
 ; CHECK-NEXT:    br i1 [[CDONE]], label %tdl.exit, label %tdl.claim.go
 ; CHECK:       tdl.claim.leader:
-; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{{.*}}"(i64 %tdl.claim.ctl, i32 %tdl.claim.flags, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 %tdl.claim.base, i32 %tdl.claim.phys, i32 %tdl.claim.epoch, i64 %tdl.claim.hist, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{{.*}}"(i64 %tdl.claim.ctl, i32 %tdl.claim.flags, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 %tdl.claim.base, i32 %tdl.claim.phys, i32 %tdl.claim.epoch, i64 %tdl.claim.hist, i64 %tdl.claim.sh) #[[SNIPPET]]
 ; CHECK:       tdl.claimed:
 ; CHECK:         [[FAST1:%tdl.fast.a.[0-9]+]] = phi i1 [ {{%tdl.fast.a.[0-9]+}}, %tdl.publish ], [ false, %tdl.claim.go ], [ %tdl.fast, %tdl.enter ]
 ; CHECK:       tdl.logical:
@@ -256,14 +267,18 @@ entry:
 ; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 8
 ; CHECK-NEXT:    %tdl.nctaid.x = load i32
 ; CHECK:       tdl.depart.leader:
-; CHECK-NEXT:    call void asm sideeffect "{{.*}}"(i32 %tdl.flags.a.{{[0-9]+}}, i32 %tdl.phys.a.{{[0-9]+}}, i32 %tdl.pid.a.{{[0-9]+}}, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
+; CHECK-NEXT:    call void asm sideeffect "{{.*}}"(i32 %tdl.flags.a.{{[0-9]+}}, i32 %tdl.phys.a.{{[0-9]+}}, i32 %tdl.pid.a.{{[0-9]+}}, i64 %tdl.sh.a.{{[0-9]+}}) #[[SNIPPET]]
+; the clone's shared words must fit its dynamic shared memory, else it traps
+; CHECK:       tdl.smem:
+; CHECK:         call i32 @llvm.nvvm.read.ptx.sreg.dynamic_smem_size()
+; CHECK:         br i1 %tdl.no.room, label %tdl.trap, label %tdl.values
 ; CHECK-LABEL: define ptx_kernel void @reverse__tidal_reshaped(ptr addrspace(1) %buf, ptr noundef byval(%struct.tidal_launch) align 8 %__tidal_launch) {
 
 ; The snippets stay where the skeleton puts them: once, between two barriers.
 ; CHECK: attributes #[[SNIPPET]] = { convergent noduplicate nounwind }
 
 ; Lowered: the snippets' own registers and labels, each in its { } scope, and the
-; 56-byte tidal_launch parameter; the parameter counts as the PTX pass writes them.
+; 64-byte tidal_launch parameter; the parameter counts as the PTX pass writes them.
 ; PTX:       .shared .align 8 .b8 __tidal_sh[24];
 ; PTX-DAG:   .weak .global .align 1 .b8 guarded__tidal_nparams[3];
 ; PTX-DAG:   .weak .global .align 1 .b8 reverse__tidal_nparams[2];
@@ -276,7 +291,7 @@ entry:
 ; PTX:       }
 ; PTX-NEXT:  // end inline asm
 ; PTX-LABEL: .visible .entry guarded__tidal_reshaped(
-; PTX:       .param .align 8 .b8 guarded__tidal_reshaped_param_2[56]
+; PTX:       .param .align 8 .b8 guarded__tidal_reshaped_param_2[64]
 ; Three snippets (enter, claim, leave) in each original entry, whose dead fast path
 ; llc drops, four (and start) in each clone, none duplicated by the backend:
 ; COUNT: 14
