@@ -3,7 +3,7 @@
  * mask flips, slot checks, reporting). It runs no PTX. "Device" memory is host memory; a
  * launch fills every buffer passed as a pointer parameter with bytes that depend only on
  * the entry name, the parameter index and the offset (so runs are "deterministic"), and, in
- * a module that defines __tidal_ctl, does the bookkeeping a rewritten kernel does (ABI v4):
+ * a module that defines the marker, does the bookkeeping a rewritten kernel does (ABI v4):
  * one exec_count increment per logical block (case b; clones with TIDAL_LAUNCH_EXEC),
  * sm_blocks on the first allowed SM (case b; clones with TIDAL_LAUNCH_HIST; SM 0 and
  * violations + 1 for an empty mask when the launch has dynamic work), nothing for case b
@@ -173,7 +173,10 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *bytes, CUmodule mod, const
     uint64_t *slot = !strcmp(name, TIDAL_CTL_SYMBOL) ? &m->ctl : &m->marker;
     if (!*slot) { CUdeviceptr p; cuMemAlloc_v2(&p, 8); *slot = p; }
     *d = *slot;
-    *bytes = !strcmp(name, TIDAL_CTL_SYMBOL) ? 8 : 4;
+    /* the marker's size says whether the module has __tidal_ctl (abi/tidal_abi.h) */
+    *bytes = !strcmp(name, TIDAL_CTL_SYMBOL)  ? 8
+             : strstr(m->text, TIDAL_CTL_SYMBOL) ? TIDAL_MARKER_BYTES_CASE_B
+                                                 : TIDAL_MARKER_BYTES;
     return CUDA_SUCCESS;
 }
 
@@ -257,7 +260,7 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
     (void)bx; (void)by; (void)bz; (void)st; (void)extra;
     ffun_t *f = (ffun_t *)fn;
     launch_entry = now();
-    const int rewritten = strstr(f->m->text, TIDAL_CTL_SYMBOL) != NULL;
+    const int rewritten = strstr(f->m->text, TIDAL_MARKER_SYMBOL) != NULL;
     const int clone = strstr(f->name, TIDAL_RESHAPED_SUFFIX) != NULL;
     const char *b = bug();
     if (rewritten && !strcmp(b, "crash")) abort();

@@ -24,7 +24,8 @@
 //              grid (one wave: the launch must not touch the slot at all)
 //   c-static/MASK   STATIC with dynamic tickets: base = workers x chunk < total
 //   c-probe-static  PROBE + STATIC with tickets (graph-captured clone in a green context)
-//   c-ctl      c-epoch with launch.partition = 0: the partition comes from __tidal_ctl
+//   c-ctl      c-epoch with launch.partition = 0: the partition comes from __tidal_ctl (not in
+//              modules without it: all original entries verbatim, a 4-byte marker)
 //   c-nohist   c-epoch without HIST / EXEC: exec_count and sm_blocks must stay zero
 //   c-wrap/E   three epoch-mode launches on a slot whose last epoch was 65533 (left with
 //              stale words): epochs 65534, 65535, then the host zeroes the claim and guard
@@ -363,6 +364,7 @@ struct Loaded {
     CUdeviceptr ctl = 0;
     size_t ctl_bytes = 0;
     bool has_marker = false;
+    bool has_ctl = false;   // the marker's size says the module defines __tidal_ctl (case b)
 };
 
 #define CKR(call, what)                                                                   \
@@ -596,6 +598,9 @@ struct Runner {
 
     bool set_ctl(const Loaded &L, uint64_t v, std::string *err)
     {
+        // a module without __tidal_ctl (its original entries all verbatim): nothing to
+        // point; its case-b steps run the original body, and it has no c-ctl step
+        if (!L.has_ctl) return true;
         CKR(cuMemcpyHtoD(L.ctl, &v, 8), "cuMemcpyHtoD(__tidal_ctl)");
         return true;
     }
@@ -777,7 +782,7 @@ static std::vector<Step> spec_steps(const Spec &sp, const std::vector<Mask> &mas
         for (auto &c : cms)
             for (size_t i = 0; i < masks.size(); i++) add(S_CLONE, std::string(c.name) + "/" + masks[i].name, (int)i, c.cm);
         add(S_CLONE, "c-probe-static", 0, th::C_PROBE_STATIC);
-        add(S_CLONE, "c-ctl", 0, th::C_EPOCH, true);
+        if (!b_original) add(S_CLONE, "c-ctl", 0, th::C_EPOCH, true);   // needs __tidal_ctl
         add(S_CLONE, "c-nohist", 0, th::C_NOHIST);
         add(S_WRAP, "c-wrap");
     }
@@ -887,10 +892,14 @@ static void run_spec(Env &e, const Spec &spec, const std::string &orig_dir, cons
     if (loaded) {
         fn_ok = cuModuleGetFunction(&L.fn, L.mod, sp.entry.c_str()) == CUDA_SUCCESS;
         clone_ok = cuModuleGetFunction(&L.clone, L.mod, (sp.entry + TIDAL_RESHAPED_SUFFIX).c_str()) == CUDA_SUCCESS;
-        ctl_ok = cuModuleGetGlobal(&L.ctl, &L.ctl_bytes, L.mod, TIDAL_CTL_SYMBOL) == CUDA_SUCCESS && L.ctl_bytes == 8;
         CUdeviceptr mk_ptr;
-        size_t mk_bytes;
+        size_t mk_bytes = 0;
         L.has_marker = cuModuleGetGlobal(&mk_ptr, &mk_bytes, L.mod, TIDAL_MARKER_SYMBOL) == CUDA_SUCCESS;
+        // the marker's size says whether the module has __tidal_ctl (abi/tidal_abi.h): only
+        // where an original entry carries case b
+        L.has_ctl = L.has_marker && mk_bytes >= TIDAL_MARKER_BYTES_CASE_B;
+        ctl_ok = !L.has_ctl ||
+                 (cuModuleGetGlobal(&L.ctl, &L.ctl_bytes, L.mod, TIDAL_CTL_SYMBOL) == CUDA_SUCCESS && L.ctl_bytes == 8);
         if (fn_ok && !set_smem_attr(L.fn, sp.smem, &merr, optin_allow)) fn_ok = false;
         if (clone_ok && !set_smem_attr(L.clone, clone_smem(sp), &merr)) clone_ok = false;
     }
@@ -941,7 +950,7 @@ static void run_spec(Env &e, const Spec &spec, const std::string &orig_dir, cons
         else if (identical) d = "tidal-opt left the module byte-identical (refused)";
         else {
             if (!fn_ok) d += "no entry " + sp.entry + "; ";
-            if (!ctl_ok) d += std::string("no 8-byte global ") + TIDAL_CTL_SYMBOL + "; ";
+            if (!ctl_ok) d += std::string("an 8-byte marker but no 8-byte global ") + TIDAL_CTL_SYMBOL + "; ";
             if (!L.has_marker) d += std::string("no marker global ") + TIDAL_MARKER_SYMBOL + "; ";
             if (!clone_ok) d += "no " + sp.entry + TIDAL_RESHAPED_SUFFIX + "; ";
             if (!merr.empty()) d += merr;
