@@ -36,10 +36,15 @@ unsigned shm_resume(tidal_shm *s)
     for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
         tidal_shm_part *p = &s->part[i];
         p->name[sizeof p->name - 1] = '\0';
-        if ((p->flags & TIDAL_SHM_PART_USED) && tidal_control_name_ok(p->name))
-            n++;
-        else
+        if (!(p->flags & TIDAL_SHM_PART_USED) || !tidal_control_name_ok(p->name)) {
             memset(p, 0, sizeof *p);
+            continue;
+        }
+        n++;
+        /* a set writes the mask, then the flags: one cut between them leaves "all" on a
+         * mask that is not. Tenants apply the mask, so the mask is what the partition is. */
+        if ((p->flags & TIDAL_SHM_PART_ALL) && (p->mask[0] & p->mask[1] & p->mask[2] & p->mask[3]) != UINT64_MAX)
+            p->flags &= ~TIDAL_SHM_PART_ALL;
     }
     s->h.nparts = n;
     return n;

@@ -969,8 +969,10 @@ static void timeout_all(void)
  * gone, the segment stays), and a new one resumes the segment as open_shm does. torn: what
  * the kill interrupted, a state a real crash can leave: 0 nothing, 1 an update between
  * write_begin and write_end (seq odd), 2 a create that wrote the name of a free slot but
- * not its flags, 3 nparts counted but the slot not written. The resumed segment must hold
- * exactly the partitions the answers announced, with a new generation. */
+ * not its flags, 3 nparts counted but the slot not written, 4 a set of an "all" partition
+ * to 0-3 that copied the mask but did not write the flags yet (do_create_set's order).
+ * The resumed segment must hold exactly the partitions the answers announced (4: with
+ * the set that had no answer yet), consistent, with a new generation. */
 static void restart(unsigned torn)
 {
     while (D.colls) {
@@ -998,8 +1000,21 @@ static void restart(unsigned torn)
     }
     while (MC) mcoll_drop(MC);
     memset(asked, 0, sizeof asked);
-    switch (torn % 4) {
+    switch (torn % 5) {
     case 1: atomic_fetch_or(&seg.h.seq, 1u); break;
+    case 4:
+        for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
+            tidal_shm_part *p = &seg.part[i];
+            mpart *m = (p->flags & TIDAL_SHM_PART_ALL) ? model_find(p->name) : NULL;
+            if (!m) continue;
+            atomic_fetch_or(&seg.h.seq, 1u);
+            static const uint64_t sm0_3[4] = {0xf, 0, 0, 0};
+            memcpy(p->mask, sm0_3, sizeof p->mask);
+            memcpy(m->set.bits, sm0_3, sizeof m->set.bits); /* the set took effect */
+            m->all = 0;
+            break;
+        }
+        break;
     case 2:
         for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++)
             if (!(seg.part[i].flags & TIDAL_SHM_PART_USED)) {

@@ -13,10 +13,11 @@
  *   4 STALL                    the client stops / starts reading its answers (toggle)
  *   5 TIMEOUT                  the stats deadline of every pending hist / tenants stats passes
  *   6 RESTART torn             tidald is killed and started again (every connection lost, the
- *                              segment resumed); torn % 4 says what the kill interrupted:
+ *                              segment resumed); torn % 5 says what the kill interrupted:
  *                              0 nothing, 1 an update (seq odd), 2 a create (a free slot's
- *                              name written, not its flags), 3 one after nparts++ (fuzz_tidald;
- *                              control_probe restarts nothing)
+ *                              name written, not its flags), 3 one after nparts++, 4 a set
+ *                              of an "all" partition after its mask, before its flags
+ *                              (fuzz_tidald; control_probe restarts nothing)
  * In BYTES, '$' stands for the last "stats SEQ" the client was sent (what a tenant answering
  * needs) and '%' for the REPEAT index: those two characters are never sent as themselves.
  * A client's first record connects it; after EOF or CLOSE its next record opens a new
