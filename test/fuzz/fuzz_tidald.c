@@ -297,6 +297,13 @@ static void check_tenants_plain(char **L, unsigned n)
             die("bad tenants line '%.200s'", L[i]);
         for (unsigned j = 0; j + 1 < i; j++)
             if (ids[j] == ids[i - 1]) die("tenants lists %" PRIu64 " twice", ids[j]);
+        for (unsigned j = 0; j < NCLIENTS; j++) /* as it registered */
+            if (K[j].c && K[j].id == ids[i - 1]) {
+                char head[160];
+                snprintf(head, sizeof head, "tenant %" PRIu64 " pid %" PRId64 " name %s since ", K[j].id, K[j].pid,
+                         K[j].tname);
+                if (strncmp(L[i], head, strlen(head))) die("'%.200s', expected %s...", L[i], head);
+            }
     }
     for (unsigned i = 0; i < NCLIENTS; i++) {
         if (!K[i].c || !K[i].tenant || K[i].c->dead) continue;
