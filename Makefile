@@ -7,7 +7,8 @@
 #   make check   deps + build + build-asan (ASan+UBSan) + all tests in both;
 #                ends with one line "N passed, N failed"
 #   make demo    deps + build + scripts/demo.sh
-#   make fuzz    build the libFuzzer target(s) and fuzz for FUZZ_SECONDS (600)
+#   make fuzz    build the libFuzzer targets and fuzz FUZZ_TARGET (fuzz_ptx_parse; or
+#                fuzz_tidald: tidald's control protocol) for FUZZ_SECONDS (600)
 #   make bench   bench/run.sh, if present
 #   make clean   remove build trees
 
@@ -60,11 +61,14 @@ test: check
 demo: deps build
 	@scripts/demo.sh $(BUILD)
 
+# Seeds: test/fuzz/seeds/$(FUZZ_TARGET)/ (+ the PTX corpus for the PTX target), and the
+# target's dictionary test/fuzz/$(FUZZ_TARGET).dict when there is one.
 fuzz: $(BUILD)/build.ninja
 	ninja -C $(BUILD) tidal_fuzz tidal_check_deps
 	scripts/fuzz-run.sh --binary $(BUILD)/fuzz/$(FUZZ_TARGET) --seconds $(FUZZ_SECONDS) \
-	  --work $(BUILD)/fuzz-work/$(FUZZ_TARGET) \
-	  --corpus test/fuzz/seeds --corpus $(BUILD)/corpus --corpus test/corpus/triton
+	  --work $(BUILD)/fuzz-work/$(FUZZ_TARGET) --corpus test/fuzz/seeds/$(FUZZ_TARGET) \
+	  $(if $(filter fuzz_ptx_parse,$(FUZZ_TARGET)),--corpus $(BUILD)/corpus --corpus test/corpus/triton) \
+	  $(if $(wildcard test/fuzz/$(FUZZ_TARGET).dict),-- -dict=test/fuzz/$(FUZZ_TARGET).dict)
 
 # make gpu-check     build + run the GPU suites (needs an NVIDIA GPU, CUDA 13): the rewrite
 #                    (test/gpu/run.sh, log $${OUT:-/tmp}/gpu-check.log), the same on cubins

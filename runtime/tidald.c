@@ -2,8 +2,9 @@
  * segment (tidal_shm.h), takes requests on a UNIX socket (protocol: control_proto.h),
  * notifies tenants of every change and collects their SM counters for `hist`.
  * One thread, poll() over non-blocking sockets. `tidald --help` for usage.
- * This file: main, the event loop, connections (input, output buffering, logging) and
- * request dispatch; the other jobs are in tidald_*.c, shared state in tidald_internal.h. */
+ * This file: main, the event loop, logging and the connections' sockets (accept, recv,
+ * send); what a connection's bytes mean is tidald_conn.c, the other jobs are in tidald_*.c,
+ * shared state in tidald_internal.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -46,50 +47,10 @@ void logmsg(const char *fmt, ...)
     va_end(ap);
 }
 
-/* ---- state ------------------------------------------------------------------------------ */
-
-struct tidald_state D;
-
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { g_stop = sig; }
 
-/* ---- output ----------------------------------------------------------------------------- */
-
-void out_append(conn *c, const char *s, size_t n)
-{
-    if (c->dead) return;
-    size_t cap = c->tenant ? OUT_CAP_TENANT : OUT_CAP_CLIENT;
-    if (c->outlen + n > cap) {
-        logmsg("connection %" PRIu64 "%s does not read its answers: dropped", c->id, c->tenant ? " (tenant)" : "");
-        c->dead = 1;
-        return;
-    }
-    if (c->outlen + n > c->outcap) {
-        size_t nc = c->outcap ? c->outcap : 1024;
-        while (nc < c->outlen + n) nc *= 2;
-        char *p = realloc(c->out, nc);
-        if (!p) {
-            c->dead = 1;
-            return;
-        }
-        c->out = p;
-        c->outcap = nc;
-    }
-    memcpy(c->out + c->outlen, s, n);
-    c->outlen += n;
-}
-
-void outf(conn *c, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
-    out_append(c, buf, (size_t)n);
-}
+/* ---- sockets: bytes in and out of the connections (tidald_conn.c handles them) ---------- */
 
 void flush_out(conn *c)
 {
@@ -103,92 +64,6 @@ void flush_out(conn *c)
         }
         memmove(c->out, c->out + w, c->outlen - (size_t)w);
         c->outlen -= (size_t)w;
-    }
-}
-
-void reply_error(conn *c, const char *msg)
-{
-    outf(c, "error: %s\nend\n", msg);
-}
-
-/* ---- requests --------------------------------------------------------------------------- */
-
-static void handle_line(conn *c, const char *line)
-{
-    static tidal_req r; /* 2 KB: not on the stack; one thread */
-    char err[256];
-    if (tidal_proto_parse(line, &r, err, sizeof err) != 0) {
-        if (c->tenant) {
-            logmsg("tenant %" PRIu64 " (pid %" PRId64 "): bad line: %s", c->id, c->pid, err);
-            return; /* tenants are not answered: their connection carries notifications */
-        }
-        reply_error(c, err);
-        return;
-    }
-    if (c->tenant) {
-        if (r.verb == TIDAL_REQ_STATS || r.verb == TIDAL_REQ_STATS_END)
-            tenant_stats(c, &r);
-        else
-            logmsg("tenant %" PRIu64 " (pid %" PRId64 "): unexpected request ignored", c->id, c->pid);
-        return;
-    }
-    switch (r.verb) {
-    case TIDAL_REQ_PING:
-        outf(c, "ok pong pid %d gen %" PRIu32 "\nend\n", (int)getpid(), tidal_shm_generation(D.shm));
-        break;
-    case TIDAL_REQ_LIST: do_list(c); break;
-    case TIDAL_REQ_CREATE:
-    case TIDAL_REQ_SET: do_create_set(c, &r); break;
-    case TIDAL_REQ_DESTROY: do_destroy(c, &r); break;
-    case TIDAL_REQ_TENANTS:
-        if (r.with_stats)
-            start_collection(c, &r);
-        else
-            do_tenants_plain(c);
-        break;
-    case TIDAL_REQ_HIST: /* like set and destroy: only tidald's partitions have a histogram */
-        if (part_exists(r.name))
-            start_collection(c, &r);
-        else
-            outf(c, "error: no such partition: %s\nend\n", r.name);
-        break;
-    case TIDAL_REQ_TENANT:
-        c->tenant = 1;
-        c->pid = r.pid;
-        c->mps = r.mps;
-        snprintf(c->name, sizeof c->name, "%s", r.tenant_name);
-        c->since = (int64_t)time(NULL);
-        logmsg("tenant %" PRIu64 " connected: pid %" PRId64 " name %s%s", c->id, c->pid, c->name,
-               c->mps ? " (MPS client)" : "");
-        if (c->mps) logmsg("tenant %" PRIu64 " is an MPS client: its %%smid ids are compacted per client", c->id);
-        outf(c, "ok tenant %" PRIu64 " shm %s gen %" PRIu32 "\nend\n", c->id, D.shm_name,
-             tidal_shm_generation(D.shm));
-        break;
-    case TIDAL_REQ_STATS:
-    case TIDAL_REQ_STATS_END: reply_error(c, "stats lines are for tenant connections (send 'tenant PID NAME' first)"); break;
-    default: reply_error(c, "internal: unhandled request"); break;
-    }
-}
-
-void process_input(conn *c)
-{
-    char *line;
-    while (!c->dead && !c->waiting) {
-        int rc = tidal_linebuf_next(&c->in, &line);
-        if (rc == 0) break;
-        if (rc < 0) {
-            if (c->tenant)
-                logmsg("tenant %" PRIu64 ": over-long line dropped", c->id);
-            else
-                outf(c, "error: line too long (max %d bytes)\nend\n", TIDAL_PROTO_MAX_LINE - 1);
-            continue;
-        }
-        handle_line(c, line);
-    }
-    if (c->eof && !c->waiting && !c->dead) {
-        if (c->in.len > c->in.start && !c->in.discarding && !c->tenant)
-            reply_error(c, "incomplete request (no newline before end of input)");
-        c->in.len = c->in.start = 0;
     }
 }
 
@@ -215,16 +90,6 @@ static void read_conn(conn *c)
     process_input(c);
 }
 
-static void close_conn(unsigned idx)
-{
-    conn *c = D.conns[idx];
-    if (c->tenant) logmsg("tenant %" PRIu64 " (pid %" PRId64 " %s) disconnected", c->id, c->pid, c->name);
-    close(c->fd);
-    free(c->out);
-    free(c);
-    D.conns[idx] = D.conns[--D.nconns];
-}
-
 static void accept_conns(void)
 {
     for (;;) {
@@ -235,17 +100,12 @@ static void accept_conns(void)
                 logmsg("accept: %s", strerror(errno));
             return;
         }
-        conn *c = D.nconns < MAX_CONNS ? calloc(1, sizeof *c) : NULL;
-        if (!c) {
+        if (!conn_new(fd)) {
             static const char msg[] = "error: too many connections\nend\n";
             ssize_t w = send(fd, msg, sizeof msg - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)w;
             close(fd);
-            continue;
         }
-        c->fd = fd;
-        c->id = ++D.next_id;
-        D.conns[D.nconns++] = c;
     }
 }
 
@@ -400,18 +260,14 @@ int main(int argc, char **argv)
         }
         if (pfd[0].revents & POLLIN) accept_conns();
         check_collections(0);
-        for (unsigned i = D.nconns; i-- > 0;) {
-            conn *c = D.conns[i];
-            if (!c->dead && c->eof && !c->waiting && c->outlen == 0) c->dead = 1;
-            if (c->dead) close_conn(i);
-        }
+        conn_sweep();
     }
     logmsg("stopping (signal %d)", (int)g_stop);
     free(pfd);
     /* answer waiting requesters with what was collected, then close everything */
     while (D.colls) check_collections(1);
     for (unsigned i = 0; i < D.nconns; i++) flush_out(D.conns[i]);
-    while (D.nconns) close_conn(D.nconns - 1);
+    while (D.nconns) conn_close(D.nconns - 1);
     close_socket(0); /* the segment stays: tenants keep their masks, the next tidald resumes */
     close_shm(0);
     return 0;

@@ -90,13 +90,24 @@ struct tidald_state {
 };
 extern struct tidald_state D;
 
-/* tidald.c: logging, output buffering, connections, request dispatch, main */
+/* tidald.c: main, the event loop and the sockets. The transport: logmsg and flush_out are
+ * what the code below calls of it (test/fuzz/fuzz_tidald.c defines its own, to drive the
+ * daemon from memory). flush_out sends what c->out holds, as far as the peer takes it. */
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void flush_out(conn *c);
+
+/* tidald_conn.c: the state D, output buffering, request dispatch, a connection's life.
+ * process_input handles the complete lines c->in holds (none while c->waiting) and, after
+ * c->eof, what is left. conn_new registers a connection on fd (NULL: too many, or no memory);
+ * conn_close(i) forgets D.conns[i] (moving the last one there); conn_sweep closes the dead
+ * ones and those at EOF with nothing left to send, as the end of every event-loop round. */
 void out_append(conn *c, const char *s, size_t n);
 void outf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void flush_out(conn *c);
 void reply_error(conn *c, const char *msg);
 void process_input(conn *c);
+conn *conn_new(int fd);
+void conn_close(unsigned idx);
+void conn_sweep(void);
 
 /* tidald_parts.c: partition requests (create/set/destroy/list/tenants) */
 uint64_t realtime_ns(void);
@@ -114,7 +125,11 @@ void start_collection(conn *c, const tidal_req *r);
 void tenant_stats(conn *c, const tidal_req *r);
 
 /* tidald_shm.c: the shared-memory segment. open_shm leaves nothing behind when it
- * fails; close_shm unmaps it, and with `failed` removes a segment this tidald made. */
+ * fails; close_shm unmaps it, and with `failed` removes a segment this tidald made.
+ * shm_format writes an empty segment of this layout (magic last); shm_resume repairs one
+ * a previous tidald left (seq even, invalid slots cleared) and returns its partitions. */
+void shm_format(tidal_shm *s);
+unsigned shm_resume(tidal_shm *s);
 int open_shm(void);
 void close_shm(int failed);
 

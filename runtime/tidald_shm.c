@@ -14,6 +14,42 @@
 
 /* ---- setup ------------------------------------------------------------------------------ */
 
+void shm_format(tidal_shm *s)
+{
+    memset(s, 0, TIDAL_SHM_SIZE);
+    s->h.version = TIDAL_SHM_VERSION;
+    s->h.header_size = sizeof(tidal_shm_header);
+    s->h.part_size = sizeof(tidal_shm_part);
+    s->h.max_parts = TIDAL_SHM_MAX_PARTS;
+    s->h.created_ns = realtime_ns();
+    s->h.instance = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)s;
+    atomic_thread_fence(memory_order_release);
+    s->h.magic = TIDAL_SHM_MAGIC;
+}
+
+unsigned shm_resume(tidal_shm *s)
+{
+    /* a previous tidald may have died mid-update: make seq even, recount */
+    uint32_t q = atomic_load(&s->h.seq);
+    if (q & 1u) atomic_store(&s->h.seq, q + 1u);
+    unsigned n = 0;
+    for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
+        tidal_shm_part *p = &s->part[i];
+        p->name[sizeof p->name - 1] = '\0';
+        if (!(p->flags & TIDAL_SHM_PART_USED) || !tidal_control_name_ok(p->name)) {
+            memset(p, 0, sizeof *p);
+            continue;
+        }
+        n++;
+        /* a set writes the mask, then the flags: one cut between them leaves "all" on a
+         * mask that is not. Tenants apply the mask, so the mask is what the partition is. */
+        if ((p->flags & TIDAL_SHM_PART_ALL) && (p->mask[0] & p->mask[1] & p->mask[2] & p->mask[3]) != UINT64_MAX)
+            p->flags &= ~TIDAL_SHM_PART_ALL;
+    }
+    s->h.nparts = n;
+    return n;
+}
+
 /* Opens the segment, creating it when there is none; *created says which. */
 static int open_or_create(int *created)
 {
@@ -86,15 +122,7 @@ int open_shm(void)
     }
     tidal_shm *s = m;
     if (fresh) {
-        memset(s, 0, TIDAL_SHM_SIZE);
-        s->h.version = TIDAL_SHM_VERSION;
-        s->h.header_size = sizeof(tidal_shm_header);
-        s->h.part_size = sizeof(tidal_shm_part);
-        s->h.max_parts = TIDAL_SHM_MAX_PARTS;
-        s->h.created_ns = realtime_ns();
-        s->h.instance = realtime_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)s;
-        atomic_thread_fence(memory_order_release);
-        s->h.magic = TIDAL_SHM_MAGIC;
+        shm_format(s);
         logmsg("created shared memory %s (%zu bytes, %u partitions max)", D.shm_name, TIDAL_SHM_SIZE,
                TIDAL_SHM_MAX_PARTS);
     } else if (tidal_shm_check(s, (size_t)st.st_size) != 0) {
@@ -102,19 +130,7 @@ int open_shm(void)
         munmap(m, TIDAL_SHM_SIZE);
         return fail_shm(fd, created);
     } else {
-        /* a previous tidald may have died mid-update: make seq even, recount */
-        uint32_t q = atomic_load(&s->h.seq);
-        if (q & 1u) atomic_store(&s->h.seq, q + 1u);
-        unsigned n = 0;
-        for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
-            tidal_shm_part *p = &s->part[i];
-            p->name[sizeof p->name - 1] = '\0';
-            if ((p->flags & TIDAL_SHM_PART_USED) && tidal_control_name_ok(p->name))
-                n++;
-            else
-                memset(p, 0, sizeof *p);
-        }
-        s->h.nparts = n;
+        unsigned n = shm_resume(s);
         logmsg("resumed shared memory %s: %u partitions, generation %" PRIu32, D.shm_name, n,
                tidal_shm_generation(s));
     }

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # run.sh — integration test of tidald, tidalctl and tidal_client (no GPU).
 #
-#   test/control/run.sh --bin DIR --probe PATH [--xml FILE]
+#   test/control/run.sh --bin DIR --probe PATH [--seeds DIR] [--xml FILE]
 #
-# DIR holds tidald and tidalctl; PATH is control_probe (test/control/control_probe.c).
+# DIR holds tidald and tidalctl; PATH is control_probe (test/control/control_probe.c);
+# --seeds: the fuzz_tidald inputs played to a real tidald in 9. (default: the source
+# tree's test/fuzz/seeds/fuzz_tidald).
 # Starts its own tidald on a private socket (a temp dir) and a unique shm name, runs the
 # checks below, writes a JUnit file (one <testcase> per check) and removes its daemon,
 # tenants, socket and shm on exit (trap). Exit status: 0 when every check passed.
 set -u
 
-BIN= PROBE= XML=
+BIN= PROBE= XML= SEEDS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fuzz/seeds/fuzz_tidald" 2>/dev/null && pwd)
 while (( $# )); do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
     --probe) PROBE=$2; shift 2 ;;
+    --seeds) SEEDS=$2; shift 2 ;;
     --xml) XML=$2; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -220,6 +223,11 @@ check raw_half_line_eof raw_expect "$TMP/in.half" '^error: incomplete request'
 printf 'create half 0-' >"$TMP/in.half2"
 check raw_half_line_close bash -c "'$PROBE' raw --socket '$TIDAL_SOCKET' --close-early <'$TMP/in.half2' && '$CTL' ping"
 check half_line_created_nothing bash -c "! '$CTL' list | grep -q half"
+# the longest line there is (8191 bytes + "\n") is a request; one byte more is not
+{ printf 'ping'; head -c 8187 /dev/zero | tr '\0' ' '; printf '\n'; } >"$TMP/in.8191"
+check raw_line_8191 raw_expect "$TMP/in.8191" '^ok pong'
+{ printf 'ping'; head -c 8188 /dev/zero | tr '\0' ' '; printf '\nping\n'; } >"$TMP/in.8192"
+check raw_line_8192 bash -c "out=\$('$PROBE' raw --socket '$TIDAL_SOCKET' <'$TMP/in.8192'); grep -q '^error: line too long' <<<\"\$out\" && [[ \$(grep -c '^ok pong' <<<\"\$out\") == 1 ]]"
 printf 'stats 1 ls violations 0 sm 0:1\nstats-end 1\n' >"$TMP/in.stats"
 check raw_stats_not_tenant raw_expect "$TMP/in.stats" '^error: stats lines are for tenant'
 for i in $(seq 200); do echo ping; done >"$TMP/in.pipelined"
@@ -279,7 +287,23 @@ check tenants_forgotten bash -c "for i in \$(seq 50); do [[ \$('$CTL' --json ten
 kill -TERM "$DPID"; wait "$DPID"; rc=$?; DPID=
 check final_sigterm_exit_0 test "$rc" = 0
 
-# ---- 9. a broken tidald: the client never crashes or hangs -----------------------------------
+# ---- 9. the fuzz target's inputs (test/fuzz/seeds/fuzz_tidald) over the socket ---------------
+# fuzz_tidald drives tidald's request code from memory; here a real tidald gets the same
+# inputs from real connections (split sends, EOF, close, stalled readers, tenants answering
+# hist), one after the other, and must answer a new connection after each and at the end.
+if [[ -d $SEEDS ]]; then
+  check fuzz_daemon_starts start_daemon --reset --stats-timeout 50
+  check fuzz_seeds_replayed bash -c "'$PROBE' fuzz-replay --socket '$TIDAL_SOCKET' --stats-ms 50 '$SEEDS' >'$TMP/fuzz-replay.log' 2>&1 || { tail -3 '$TMP/fuzz-replay.log'; exit 1; }"
+  check fuzz_daemon_alive alive
+  check fuzz_daemon_answers bash -c "'$CTL' create after-fuzz 0-3 | grep -q 'created after-fuzz' && '$CTL' list | grep -Eq 'after-fuzz +0-3' && '$CTL' destroy after-fuzz >/dev/null"
+  check fuzz_no_tenants_left bash -c "[[ \$('$CTL' --json tenants) == '[]' ]]"
+  kill -TERM "$DPID"; wait "$DPID"; rc=$?; DPID=
+  check fuzz_daemon_exit_0 test "$rc" = 0
+else
+  fail fuzz_seeds_replayed "no seeds directory (--seeds): $SEEDS"
+fi
+
+# ---- 10. a broken tidald: the client never crashes or hangs ----------------------------------
 FAKE=$TMP/fake.sock
 fake() { # fake MODE: a fake daemon for one connection, a tenant against it
   "$PROBE" fake-daemon --socket "$FAKE" --mode "$1" --shm "$TIDAL_SHM" >"$TMP/fake-$1.log" 2>&1 &
