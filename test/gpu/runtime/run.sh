@@ -64,7 +64,7 @@ build() {
   ar rcs "$B/lib/libtidal_cudart.a" "$B/obj/wrap_cudart.o"
   for t in tidald tidalctl; do
     src=("$root/runtime/$t.c")
-    if [[ $t == tidald ]]; then src+=("$root"/runtime/tidald_{parts,stats,shm,socket,help}.c); fi
+    if [[ $t == tidald ]]; then src+=("$root"/runtime/tidald_*.c); fi   # every tidald_*.c is the daemon's
     gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
@@ -78,7 +78,10 @@ build() {
 
 build_only=0
 [[ ${1:-} == --build-only ]] && build_only=1
-if ! (build) >>"$LOG" 2>&1; then
+# not `if ! (build)`: a condition turns off set -e inside build, and a failed step went on
+# to "build ok" (a missing tidald on the H200)
+(build) >>"$LOG" 2>&1
+if (($? != 0)); then
   tail -30 "$LOG"
   log "build failed"; log "0 passed, 1 failed"; exit 1
 fi
