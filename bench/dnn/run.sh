@@ -24,7 +24,8 @@
 #
 # Caches (kept between runs): ${BENCH_DNN_CACHE:-build/dnn-cache}/{unmod,tidal}/{inductor,triton}.
 # The tidal side starts from a copy of the unmodified side's Inductor cache, so both run the
-# same kernels with the same autotuning choices (BENCH_SHARE_INDUCTOR=0: it autotunes itself);
+# same kernels with the same autotuning choices (BENCH_SHARE_INDUCTOR=0: it autotunes itself,
+# and autotune_diff.py then compares the two sides' choices into autotune-diff.log);
 # the Triton caches are separate, since the tidal side's cubins carry the rewrite.
 # Time limits: the unmodified side gets ${UNMOD_TIMEOUT:-300} s, the tidal side what is left of
 # ${BENCH_DEADLINE:-560} s (minus 20 s for the report); a side that runs out is killed and the
@@ -232,6 +233,14 @@ fi
 if ((!compile_only)); then
   say "== report"
   "$PY" "$here/report.py" "$R" || status=1
+fi
+# Lost autotune choices (issue 11): only when the tidal side autotuned itself
+# (BENCH_SHARE_INDUCTOR=0); with a shared Inductor cache it autotunes nothing.
+if [[ ${BENCH_SHARE_INDUCTOR:-1} == 0 && -f $R/unmod.err.log && -f $R/tidal.err.log ]]; then
+  "$PY" "$here/autotune_diff.py" "$R/unmod.err.log" "$R/tidal.err.log" >"$R/autotune-diff.log" 2>&1
+  rc=$?
+  say "autotune choices, unmodified vs tidal: $(tail -1 "$R/autotune-diff.log") (exit $rc; $R/autotune-diff.log)"
+  ((rc == 0)) || status=1
 fi
 
 if ((save_cache)); then

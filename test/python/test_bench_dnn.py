@@ -182,3 +182,49 @@ class TestReport(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AutotuneDiff(unittest.TestCase):
+    """bench/dnn/autotune_diff.py: a choice the unmodified side timed and the tidal side
+    lost (not listed, failed, ignored) is found; kernel names are not compared."""
+    TABLE = ("AUTOTUNE addmm(128x768, 128x768, 768x768)\n"
+             "strides: [0, 1], [768, 1], [1, 768]\n"
+             "dtypes: torch.float16, torch.float16, torch.float16\n"
+             "  triton_mm_{a} 0.0108 ms 100.0% BLOCK_K=32, BLOCK_M=64, num_stages=5, num_warps=8\n"
+             "  triton_mm_{b} {t} ms 93.4% BLOCK_K=128, BLOCK_M=64, num_stages=5, num_warps=4\n"
+             "  addmm 0.0317 ms 34.2% \n"
+             "SingleProcess AUTOTUNE benchmarking takes 0.17 seconds\n")
+
+    def run_diff(self, unmod, tidal):
+        import autotune_diff
+        return autotune_diff.compare(unmod, tidal)
+
+    def test_same_choices_other_names(self):
+        lines, p, f, n = self.run_diff(self.TABLE.format(a=1, b=2, t="0.0116"), self.TABLE.format(a=7, b=9, t="0.0120"))
+        self.assertEqual((p, f, n), (1, 0, 1), lines)
+
+    def test_failed_choice_is_lost(self):
+        lines, p, f, n = self.run_diff(self.TABLE.format(a=1, b=2, t="0.0116"), self.TABLE.format(a=1, b=2, t="inf"))
+        self.assertEqual((p, f), (0, 1))
+        self.assertTrue(any("BLOCK_K=128" in x and "failed" in x for x in lines), lines)
+
+    def test_missing_and_ignored(self):
+        tidal = "\n".join(l for l in self.TABLE.format(a=1, b=2, t="0.0116").splitlines() if "BLOCK_K=128" not in l)
+        tidal += "\nTriton Error [CUDA]: invalid argument. Ignoring this choice.\n"
+        lines, p, f, n = self.run_diff(self.TABLE.format(a=1, b=2, t="0.0116"), tidal)
+        self.assertEqual(f, 2, lines)   # the op (a choice not listed) and the ignored line
+        self.assertTrue(any("not listed" in x for x in lines), lines)
+
+    def test_nothing_in_common_exits_2(self):
+        d = tempfile.mkdtemp()
+        try:
+            a, b = os.path.join(d, "u.log"), os.path.join(d, "t.log")
+            with open(a, "w") as fa:
+                fa.write(self.TABLE.format(a=1, b=2, t="0.0116"))
+            with open(b, "w") as fb:
+                fb.write("no tables here\n")
+            r = subprocess.run([sys.executable, os.path.join(DNN, "autotune_diff.py"), a, b], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+            self.assertIn("nothing compared", r.stderr)
+        finally:
+            shutil.rmtree(d)
