@@ -1,6 +1,29 @@
-/* exec.h — running CUDA tools from tidal's drivers. */
+/* exec.h — running CUDA tools from tidal's drivers: the one process runner
+ * (tidal-opt, tidal-ptxas and tidal-nvcc with its cicc personality all run
+ * their children through tidal_run_wait). */
 #ifndef TIDAL_EXEC_H
 #define TIDAL_EXEC_H
+
+/* tidal_run_wait's results besides an exit status (0..255) or 128+signal */
+enum {
+    TIDAL_RUN_NO_FORK = -1, /* fork failed (errno set); nothing ran */
+    TIDAL_RUN_NO_WAIT = -2, /* waitpid failed (errno set) */
+};
+
+/* tidal_run_wait's flags */
+enum {
+    /* Like system(): SIGINT and SIGQUIT are ignored in the caller from the call
+     * on, and stay ignored after it (a ^C reaches the child through the process
+     * group; the caller outlives it to clean up); the child gets the
+     * dispositions they had. */
+    TIDAL_RUN_OUTLIVE = 1u << 0,
+};
+
+/* Runs `path` with argv (argv[0] included, NULL-terminated; PATH is never
+ * searched) and waits. Returns its exit status, 128+signal, or TIDAL_RUN_NO_FORK
+ * / TIDAL_RUN_NO_WAIT. A child whose execv fails exits 127; when `who` is not
+ * NULL it first says "WHO: cannot run WHAT 'PATH': REASON" on stderr. */
+int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *who, const char *what);
 
 /* The real ptxas: $TIDAL_REAL_PTXAS, else $CUDA_HOME/bin/ptxas when it is
  * executable, else /usr/local/cuda/bin/ptxas. */
