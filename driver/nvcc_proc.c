@@ -41,14 +41,7 @@ char *nvcc_find_real(const char **why) {
     }
     /* Absolute, but not canonical: nvcc derives its include paths from the
      * directory it is run from, and -M output names them. */
-    char *real;
-    if (cand[0] == '/') {
-        real = strdup(cand);
-    } else {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd)) return NULL;
-        real = tidal_path_join(cwd, cand);
-    }
+    char *real = tidal_abs_path(cand);
     if (!real || access(real, X_OK)) {
         free(real);
         return NULL;

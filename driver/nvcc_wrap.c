@@ -204,8 +204,7 @@ static int wrap_cicc(int argc, char **argv) {
 static int wrap_ptxas(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool after_o = i > 1 && (!strcmp(argv[i - 1], "-o") || !strcmp(argv[i - 1], "--output-file"));
-        if (a[0] == '-' || after_o || !tidal_ends_with(a, ".ptx") || is_done(a)) continue;
+        if (!tidal_ptxas_ptx_input(i > 1 ? argv[i - 1] : NULL, a) || is_done(a)) continue;
         char *copy = user_copy(a);
         if (copy) argv[i] = copy; /* freed by exec */
     }

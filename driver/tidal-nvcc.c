@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,15 +92,9 @@ static int add_runtime(char **args, int n, const opts *o, const char *self, char
 /* Makes the report path absolute (nvcc's tools may run elsewhere) and checks
  * that it can be appended to. */
 static char *report_path(const char *path) {
-    char *abs;
-    if (path[0] == '/') {
-        abs = strdup(path);
-    } else {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd)) return NULL;
-        abs = tidal_path_join(cwd, path);
-    }
-    int fd = abs ? open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666) : -1;
+    char *abs = tidal_abs_path(path);
+    if (!abs) return NULL;
+    int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666);
     if (fd < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot open the report file '%s': %s\n", path, strerror(errno));
         free(abs);

@@ -130,9 +130,8 @@ int main(int argc, char **argv) {
             free(args);
             return 2;
         }
-        /* the PTX input: a non-option argument naming a .ptx file, not the value of -o */
-        bool after_o = n > 1 && (!strcmp(args[n - 1], "-o") || !strcmp(args[n - 1], "--output-file"));
-        if (a[0] != '-' && !after_o && tidal_ends_with(a, ".ptx")) input = n;
+        /* the PTX input (the last one): after the arguments kept so far */
+        if (tidal_ptxas_ptx_input(n > 1 ? args[n - 1] : NULL, a)) input = n;
         args[n++] = (char *)a;
     }
     args[n] = NULL;

@@ -6,11 +6,13 @@
 
 #include "ptx.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* s ends with suffix */
 static inline bool tidal_ends_with(const char *s, const char *suffix) {
@@ -35,5 +37,15 @@ static inline char *tidal_xasprintf(const char *f, ...) {
 
 /* A malloc'd "a/b" (never NULL). */
 static inline char *tidal_path_join(const char *a, const char *b) { return tidal_xasprintf("%s/%s", a, b); }
+
+/* path made absolute, not canonical (<cwd>/path when relative: nvcc derives its include
+ * paths from the directory it is run from, so symlinks stay as given). malloc'd; NULL
+ * when the working directory cannot be read. */
+static inline char *tidal_abs_path(const char *path) {
+    if (path[0] == '/') return tidal_xasprintf("%s", path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    return tidal_path_join(cwd, path);
+}
 
 #endif
