@@ -1,13 +1,39 @@
-/* exec.c — the one place tidal's drivers find and run the real ptxas. */
+/* exec.c — the one place tidal's drivers run other programs (see exec.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "exec.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *who, const char *what) {
+    struct sigaction old_int, old_quit;
+    if (flags & TIDAL_RUN_OUTLIVE) {
+        struct sigaction ign = {.sa_handler = SIG_IGN};
+        sigemptyset(&ign.sa_mask);
+        sigaction(SIGINT, &ign, &old_int);
+        sigaction(SIGQUIT, &ign, &old_quit);
+    }
+    pid_t pid = fork();
+    if (pid < 0) return TIDAL_RUN_NO_FORK;
+    if (pid == 0) {
+        if (flags & TIDAL_RUN_OUTLIVE) {
+            sigaction(SIGINT, &old_int, NULL);
+            sigaction(SIGQUIT, &old_quit, NULL);
+        }
+        execv(path, argv);
+        if (who) fprintf(stderr, "%s: cannot run %s '%s': %s\n", who, what, path, strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return TIDAL_RUN_NO_WAIT;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
 const char *tidal_real_ptxas(void) {
     static char buf[4096];
@@ -21,20 +47,14 @@ const char *tidal_real_ptxas(void) {
     return "/usr/local/cuda/bin/ptxas";
 }
 
+bool tidal_ptxas_ptx_input(const char *prev, const char *arg) {
+    bool after_o = prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-file"));
+    size_t n = strlen(arg);
+    return arg[0] != '-' && !after_o && n >= 4 && !strcmp(arg + n - 4, ".ptx");
+}
+
 int tidal_run_ptxas(const char *who, char *const argv[]) {
-    const char *prog = tidal_real_ptxas();
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "%s: fork: %s\n", who, strerror(errno));
-        return 127;
-    }
-    if (pid == 0) {
-        execv(prog, argv);
-        fprintf(stderr, "%s: cannot run the real ptxas '%s': %s\n", who, prog, strerror(errno));
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    int rc = tidal_run_wait(tidal_real_ptxas(), argv, 0, who, "the real ptxas");
+    if (rc == TIDAL_RUN_NO_FORK) fprintf(stderr, "%s: fork: %s\n", who, strerror(errno));
+    return rc < 0 ? 127 : rc;
 }

@@ -1,6 +1,7 @@
 /* nvcc_proc.c — see nvcc_proc.h. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "nvcc_proc.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* buf = a/b; false (and errno ENAMETOOLONG) when it does not fit */
@@ -22,19 +22,6 @@ static bool path2(char *buf, size_t size, const char *a, const char *b) {
         return false;
     }
     return true;
-}
-
-int nvcc_run(const char *path, char *const argv[]) {
-    pid_t pid = fork();
-    if (pid < 0) return 127;
-    if (pid == 0) {
-        execv(path, argv);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 char *nvcc_find_real(const char **why) {
@@ -54,16 +41,7 @@ char *nvcc_find_real(const char **why) {
     }
     /* Absolute, but not canonical: nvcc derives its include paths from the
      * directory it is run from, and -M output names them. */
-    char *real;
-    if (cand[0] == '/') {
-        real = strdup(cand);
-    } else {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd)) return NULL;
-        size_t n = strlen(cwd) + strlen(cand) + 2;
-        real = malloc(n);
-        if (real) snprintf(real, n, "%s/%s", cwd, cand);
-    }
+    char *real = tidal_abs_path(cand);
     if (!real || access(real, X_OK)) {
         free(real);
         return NULL;

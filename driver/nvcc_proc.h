@@ -1,10 +1,6 @@
-/* nvcc_proc.h — finding the real nvcc, the private nvcc directory, running tools. */
+/* nvcc_proc.h — finding the real nvcc and making the private nvcc directory (exec.h runs programs). */
 #ifndef TIDAL_NVCC_PROC_H
 #define TIDAL_NVCC_PROC_H
-
-/* Runs `path` with argv (argv[0] included, NULL-terminated) and waits.
- * Returns its exit status, 128+signal, or 127 when it cannot be started. */
-int nvcc_run(const char *path, char *const argv[]);
 
 /* The real nvcc: $TIDAL_NVCC, else $CUDA_HOME/bin/nvcc, else
  * /usr/local/cuda/bin/nvcc (PATH is never searched). Returns a malloc'd

@@ -6,19 +6,18 @@
  * from it. Inside that run, nvcc calls this same executable as cicc, ptxas and
  * fatbinary (nvcc_wrap.c), which is where PTX gets rewritten. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include "exec.h"
 #include "nvcc_args.h"
 #include "nvcc_help.h"
 #include "nvcc_proc.h"
 #include "nvcc_wrap.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef TIDAL_VERSION
@@ -37,14 +36,6 @@ typedef struct opts {
     const char *report, *runtime;
 } opts;
 
-static char *join(const char *a, const char *b) {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *s = malloc(n);
-    if (!s) abort();
-    snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 /* <dir of the tidal-nvcc executable>/TIDAL_BIN_TO_LIBDIR, else .../../lib when only that
  * one has the runtime: relative to the executable, so an installed tree works wherever it
  * is put (and through a symlink: self is the resolved path). */
@@ -53,9 +44,10 @@ static char *default_runtime(const char *self) {
     if (!dir) abort();
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0;
-    char *lib = join(dir, TIDAL_BIN_TO_LIBDIR);
+    char *lib = tidal_path_join(dir, TIDAL_BIN_TO_LIBDIR);
     if (strcmp(TIDAL_BIN_TO_LIBDIR, "../lib")) {
-        char *probe = join(lib, "libtidal.a"), *build = join(dir, "../lib"), *bprobe = join(build, "libtidal.a");
+        char *probe = tidal_path_join(lib, "libtidal.a"), *build = tidal_path_join(dir, "../lib");
+        char *bprobe = tidal_path_join(build, "libtidal.a");
         if (access(probe, R_OK) && !access(bprobe, R_OK)) {
             free(lib);
             lib = build;
@@ -76,8 +68,8 @@ static int add_runtime(char **args, int n, const opts *o, const char *self, char
                                                         ? strdup(getenv("TIDAL_RUNTIME_DIR"))
                                                         : default_runtime(self);
     if (!dir) abort();
-    owned[0] = join(dir, "libtidal_cudart.a");
-    owned[1] = join(dir, "libtidal.a");
+    owned[0] = tidal_path_join(dir, "libtidal_cudart.a");
+    owned[1] = tidal_path_join(dir, "libtidal.a");
     free(dir);
     for (int i = 0; i < 2; i++) {
         if (access(owned[i], R_OK)) {
@@ -100,15 +92,9 @@ static int add_runtime(char **args, int n, const opts *o, const char *self, char
 /* Makes the report path absolute (nvcc's tools may run elsewhere) and checks
  * that it can be appended to. */
 static char *report_path(const char *path) {
-    char *abs;
-    if (path[0] == '/') {
-        abs = strdup(path);
-    } else {
-        char cwd[PATH_MAX];
-        if (!getcwd(cwd, sizeof cwd)) return NULL;
-        abs = join(cwd, path);
-    }
-    int fd = abs ? open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666) : -1;
+    char *abs = tidal_abs_path(path);
+    if (!abs) return NULL;
+    int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666);
     if (fd < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot open the report file '%s': %s\n", path, strerror(errno));
         free(abs);
@@ -126,7 +112,7 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
         free(report);
         return 1;
     }
-    char *real_bin = strdup(real), *nvcc = join(priv, "bin/nvcc");
+    char *real_bin = strdup(real), *nvcc = tidal_path_join(priv, "bin/nvcc");
     if (!real_bin) abort();
     *strrchr(real_bin, '/') = 0;
     setenv(NVCC_ENV_PRIV, priv, 1);
@@ -135,29 +121,11 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
     else unsetenv(NVCC_ENV_REPORT);
     /* Like system(): ^C reaches nvcc (same process group); we outlive it to
      * remove the private directory. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
     args[0] = nvcc;
-    pid_t pid = fork();
-    int rc;
-    if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-        execv(nvcc, args);
-        _exit(127);
-    } else if (pid < 0) {
-        fprintf(stderr, "tidal-nvcc: error: fork: %s\n", strerror(errno));
-        rc = 1;
-    } else {
-        int st = 0;
-        pid_t w;
-        while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
-        }
-        rc = w < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s'\n", real);
-    }
+    int rc = tidal_run_wait(nvcc, args, TIDAL_RUN_OUTLIVE, NULL, NULL);
+    if (rc == TIDAL_RUN_NO_FORK) fprintf(stderr, "tidal-nvcc: error: fork: %s\n", strerror(errno));
+    if (rc < 0) rc = 1;
+    else if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s'\n", real);
     nvcc_remove_tree(priv);
     free(priv);
     free(nvcc);

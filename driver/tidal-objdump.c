@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal_abi.h"
+#include "util.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -71,11 +72,6 @@ typedef struct ctx {
     int err;
 } ctx;
 
-static bool ends_with(const char *s, size_t n, const char *suffix) {
-    size_t k = strlen(suffix);
-    return n >= k && !memcmp(s + n - k, suffix, k);
-}
-
 /* Prints the kernels of one image given its entry names and whether the
  * module carries the marker. */
 static void print_kernels(char **names, size_t n, bool marker) {
@@ -83,7 +79,7 @@ static void print_kernels(char **names, size_t n, bool marker) {
     size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(names[i]);
-        if (ends_with(names[i], len, TIDAL_RESHAPED_SUFFIX)) continue;
+        if (tidal_ends_with(names[i], TIDAL_RESHAPED_SUFFIX)) continue;
         bool has_clone = false;
         for (size_t j = 0; j < n && !has_clone; j++)
             has_clone = strlen(names[j]) == len + sl && !strncmp(names[j], names[i], len) &&

@@ -11,6 +11,7 @@
 #include "ptx.h"
 #include "tidal.h"
 #include "exec.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,11 +53,6 @@ static const char usage_text[] =
     "exit status: that of the real ptxas; 2 for tidal-ptxas usage errors; 127 when the\n"
     "real ptxas cannot be run.\n";
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
 /* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
  * when the input is to be assembled unchanged (reason already printed). */
 static char *rewrite(const char *in, FILE *report, const tidal_options *opt) {
@@ -84,10 +80,7 @@ static char *rewrite(const char *in, FILE *report, const tidal_options *opt) {
     }
     const char *base = strrchr(in, '/');
     base = base ? base + 1 : in;
-    size_t plen = strlen(dir) + strlen(base) + 2;
-    char *path = malloc(plen);
-    if (!path) ptx_ice("out of memory");
-    snprintf(path, plen, "%s/%s", dir, base);
+    char *path = tidal_path_join(dir, base);
     FILE *f = fopen(path, "wbx");
     if (!f || ptx_print(m, f) || fclose(f)) {
         fprintf(stderr, "tidal-ptxas: cannot write a temporary file '%s': %s\n", path, strerror(errno));
@@ -137,9 +130,8 @@ int main(int argc, char **argv) {
             free(args);
             return 2;
         }
-        /* the PTX input: a non-option argument naming a .ptx file, not the value of -o */
-        bool after_o = n > 1 && (!strcmp(args[n - 1], "-o") || !strcmp(args[n - 1], "--output-file"));
-        if (a[0] != '-' && !after_o && ends_with(a, ".ptx")) input = n;
+        /* the PTX input (the last one): after the arguments kept so far */
+        if (tidal_ptxas_ptx_input(n > 1 ? args[n - 1] : NULL, a)) input = n;
         args[n++] = (char *)a;
     }
     args[n] = NULL;

@@ -1,5 +1,5 @@
-/* control_proto.c — default paths, names, line buffer and request parser shared by tidald,
- * tidalctl and tidal_client (protocol: control_proto.h). */
+/* control_proto.c — default paths, names, line buffer, request parser and the socket
+ * connect shared by tidald, tidalctl and tidal_client (protocol: control_proto.h). */
 #include "control_proto.h"
 
 #include <errno.h>
@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -334,4 +336,30 @@ int tidal_proto_parse(const char *line, tidal_req *req, char *err, size_t errsiz
     snprintf(shown, sizeof shown, "%.32s%s", verb, strlen(verb) > 32 ? "..." : "");
     return fail(err, errsize,
                 "unknown request '%s' (ping, list, create, set, destroy, tenants, hist, tenant)", shown);
+}
+
+int tidal_control_sockaddr(struct sockaddr_un *a, const char *path)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof a->sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(a->sun_path, path, strlen(path) + 1);
+    return 0;
+}
+
+int tidal_control_connect(const char *path, int flags)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+    if (fd < 0) return TIDAL_CONNECT_NO_SOCKET;
+    struct sockaddr_un a;
+    if (tidal_control_sockaddr(&a, path) != 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return TIDAL_CONNECT_FAILED;
+    }
+    return fd;
 }

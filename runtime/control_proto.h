@@ -118,4 +118,14 @@ int tidal_proto_parse(const char *line, tidal_req *req, char *err, size_t errsiz
 /* Monotonic time in ns. */
 uint64_t tidal_control_now_ns(void);
 
+/* ---- the socket: the one place all three parties make an AF_UNIX address ----------------- */
+struct sockaddr_un;
+/* Fills *a with AF_UNIX and path. 0, or -1 (errno ENAMETOOLONG) when path does not fit. */
+int tidal_control_sockaddr(struct sockaddr_un *a, const char *path);
+/* Connects a new SOCK_STREAM | SOCK_CLOEXEC | `flags` (e.g. SOCK_NONBLOCK) socket to path.
+ * Returns the fd; TIDAL_CONNECT_NO_SOCKET when socket() failed, TIDAL_CONNECT_FAILED when
+ * the path does not fit (errno ENAMETOOLONG) or connect() failed; errno says why. */
+enum { TIDAL_CONNECT_NO_SOCKET = -1, TIDAL_CONNECT_FAILED = -2 };
+int tidal_control_connect(const char *path, int flags);
+
 #endif

@@ -13,7 +13,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,15 +105,9 @@ static int send_all(tidal_client *c, const char *s, size_t n)
  * arrives (handle_line). */
 static int start_conn(tidal_client *c)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return TIDAL_ERR_DAEMON;
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", c->socket_path);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        int e = errno;
-        close(fd);
-        return (e == ENOENT || e == ECONNREFUSED) ? TIDAL_ERR_NOT_FOUND : TIDAL_ERR_DAEMON;
-    }
+    int fd = tidal_control_connect(c->socket_path, SOCK_NONBLOCK);
+    if (fd == TIDAL_CONNECT_NO_SOCKET) return TIDAL_ERR_DAEMON;
+    if (fd < 0) return (errno == ENOENT || errno == ECONNREFUSED) ? TIDAL_ERR_NOT_FOUND : TIDAL_ERR_DAEMON;
     c->fd = fd;
     c->registered = 0;
     memset(&c->in, 0, sizeof c->in);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,13 +115,10 @@ static void lines_add(lines *l, const char *s)
 /* Sends request, collects the answer's lines up to (not including) "end". */
 static void request(const char *sock, const char *req, int timeout_ms, lines *out)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) die(EXIT_UNAVAILABLE, "socket: %s", strerror(errno));
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(sock) >= sizeof a.sun_path) die(EXIT_USAGE, "socket path too long: %s", sock);
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", sock);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0)
-        die(EXIT_UNAVAILABLE, "cannot reach tidald at %s: %s", sock, strerror(errno));
+    int fd = tidal_control_connect(sock, 0);
+    if (fd == TIDAL_CONNECT_NO_SOCKET) die(EXIT_UNAVAILABLE, "socket: %s", strerror(errno));
+    if (fd < 0 && errno == ENAMETOOLONG) die(EXIT_USAGE, "socket path too long: %s", sock);
+    if (fd < 0) die(EXIT_UNAVAILABLE, "cannot reach tidald at %s: %s", sock, strerror(errno));
     size_t len = strlen(req), off = 0;
     while (off < len) {
         ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);

@@ -14,13 +14,10 @@
 /* 1 when a tidald answers on the socket path. */
 int daemon_answers(const char *path)
 {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = tidal_control_connect(path, 0);
     if (fd < 0) return 0;
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-    int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
     close(fd);
-    return rc == 0;
+    return 1;
 }
 
 static int make_parent_dir(const char *path)
@@ -105,8 +102,8 @@ int open_socket(void)
         remove_made_dir();
         return -1;
     }
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    snprintf(a.sun_path, sizeof a.sun_path, "%s", D.socket_path);
+    struct sockaddr_un a;
+    tidal_control_sockaddr(&a, D.socket_path); /* fits: D.socket_path is TIDAL_SOCKET_PATH_MAX */
     mode_t old = umask(0117);
     int rc = bind(fd, (struct sockaddr *)&a, sizeof a);
     umask(old);

@@ -51,7 +51,7 @@ build() {
   rm -f "$B/lib/libtidal_passes.a"; ar rcs "$B/lib/libtidal_passes.a" "${objs[@]}"
   gcc $CFLAGS "$root"/driver/tidal-opt.c "$root"/driver/cubin.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -ldl -o "$B/bin/tidal-opt"
   gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
-  gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
+  gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/exec.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
   local rto=()
   for f in runtime streams launch green cu remote smset tidal_client control_proto; do
     gcc $CFLAGS -fPIC -c "$root/runtime/$f.c" -o "$B/obj/rt_$f.o"; rto+=("$B/obj/rt_$f.o")

@@ -1,0 +1,51 @@
+/* util.h — the small string helpers tidal's drivers share (header-only, so each
+ * driver's build line stays as it is). Out of memory is an internal error
+ * (ptx_ice). */
+#ifndef TIDAL_DRIVER_UTIL_H
+#define TIDAL_DRIVER_UTIL_H
+
+#include "ptx.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* s ends with suffix */
+static inline bool tidal_ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* A malloc'd formatted string (like asprintf, never NULL). */
+static inline char *tidal_xasprintf(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static inline char *tidal_xasprintf(const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!s) ptx_ice("out of memory");
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A malloc'd "a/b" (never NULL). */
+static inline char *tidal_path_join(const char *a, const char *b) { return tidal_xasprintf("%s/%s", a, b); }
+
+/* path made absolute, not canonical (<cwd>/path when relative: nvcc derives its include
+ * paths from the directory it is run from, so symlinks stay as given). malloc'd; NULL
+ * when the working directory cannot be read. */
+static inline char *tidal_abs_path(const char *path) {
+    if (path[0] == '/') return tidal_xasprintf("%s", path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    return tidal_path_join(cwd, path);
+}
+
+#endif
