@@ -17,25 +17,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include "probe_check.h"
 
-#define CK(x)                                                                                                        \
-    do {                                                                                                             \
-        CUresult r_ = (x);                                                                                           \
-        if (r_ != CUDA_SUCCESS) {                                                                                    \
-            const char *s_ = "?";                                                                                    \
-            cuGetErrorName(r_, &s_);                                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);                                          \
-            exit(1);                                                                                                 \
-        }                                                                                                            \
-    } while (0)
-#define RK(x)                                                                                                        \
-    do {                                                                                                             \
-        cudaError_t e_ = (x);                                                                                        \
-        if (e_ != cudaSuccess) {                                                                                     \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                      \
-            exit(1);                                                                                                 \
-        }                                                                                                            \
-    } while (0)
 
 __global__ void k_pw(float *x, int n)
 {

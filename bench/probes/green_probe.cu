@@ -22,25 +22,8 @@
 #include <set>
 #include <string>
 #include <vector>
+#include "probe_check.h"
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        CUresult r_ = (x);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                               \
-            const char *n_ = "?";                                                               \
-            cuGetErrorName(r_, &n_);                                                            \
-            printf("FAIL %s:%d %s -> %s\n", __FILE__, __LINE__, #x, n_);                        \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define RK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            printf("FAIL %s:%d %s -> %s\n", __FILE__, __LINE__, #x, cudaGetErrorName(e_));      \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 static double now_us()
 {

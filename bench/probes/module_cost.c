@@ -8,17 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "probe_check.h"
 
-#define CK(x)                                                                       \
-    do {                                                                            \
-        CUresult r_ = (x);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                   \
-            const char *s_ = "?";                                                   \
-            cuGetErrorName(r_, &s_);                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);         \
-            exit(1);                                                                \
-        }                                                                           \
-    } while (0)
 
 enum { LAUNCHES = 200, ROUNDS = 11, N = 1 << 18, MAXM = 8 };
 
