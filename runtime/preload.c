@@ -46,7 +46,7 @@ __attribute__((constructor)) static void preload_init(void)
 {
     tidal__real_dlsym = resolve_real_dlsym();
     /* A lazily loaded module's first launch waits for the kernels already running
-     * (shared/docs/platform.md): load modules eagerly unless the user chose otherwise. */
+     * (../shared/docs/platform.md): load modules eagerly unless the user chose otherwise. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 }
 

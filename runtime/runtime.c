@@ -684,7 +684,7 @@ static rt_mod_fn *named(const rt_mod_fn *t, unsigned n, const char *name, size_t
  * marker in every module failed in most of them: cuBLAS, cuDNN, PyTorch's own kernels.
  * A rewritten module keeps the list, each original paired with its clone, and has every
  * function loaded now: with lazy loading the first launch of a kernel waits for the
- * kernels already running in the process (shared/docs/platform.md). */
+ * kernels already running in the process (../shared/docs/platform.md). */
 static void module_scan(rt_module *r)
 {
     unsigned n = 0, nclones = 0;

@@ -31,7 +31,6 @@ typedef struct conn {
     int mps;
     char name[TIDAL_TENANT_NAME_MAX];
     int64_t since; /* CLOCK_REALTIME seconds */
-    uint32_t stats_seq; /* last stats request sent */
 } conn;
 
 typedef struct coll_part {
