@@ -190,6 +190,12 @@ typedef struct rt_state {
 
 extern rt_state rt;
 
+/* functions.c, called with rt.lock held: the function launched as f (kernel: f is known
+ * to be a CUkernel), classified on first sight; NULL without memory. rt_fn_slot: f's slot
+ * in the table, or the empty slot it would take (NULL: no table yet). */
+rt_fn *rt_fn_lookup(CUfunction f, int kernel);
+rt_fn *rt_fn_slot(CUfunction f);
+
 /* runtime.c, called with rt.lock held */
 struct tidal_part *rt_stream_partition(CUstream s);
 rt_module *rt_module_get(CUmodule m);   /* records the module (classifies it) on first sight */

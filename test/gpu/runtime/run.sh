@@ -53,7 +53,7 @@ build() {
   gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
   gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/exec.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
   local rto=()
-  for f in runtime streams launch green cu remote smset tidal_client control_proto; do
+  for f in runtime streams functions launch green cu remote smset tidal_client control_proto; do
     gcc $CFLAGS -fPIC -c "$root/runtime/$f.c" -o "$B/obj/rt_$f.o"; rto+=("$B/obj/rt_$f.o")
   done
   rm -f "$B/lib/libtidal.a" "$B/lib/libtidal_cudart.a"
