@@ -96,10 +96,11 @@ static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
  * per kernel (it runs unmasked: never silently). */
 static void smem_declined(rt_fn *e, int why, unsigned smem, unsigned need)
 {
+    if (why == SMEM_NO_ROOM) atomic_fetch_add(&rt.n_smem_full, 1);
+    if (why == SMEM_NO_ROOM && e->smem_full_said) return;   /* said once: no driver call per launch */
     const char *name = NULL;
     if (rt.cu->FuncGetName(&name, e->fn) != CUDA_SUCCESS || !name) name = "(unnamed)";
     if (why == SMEM_NO_ROOM) {
-        atomic_fetch_add(&rt.n_smem_full, 1);
         if (!e->smem_full_said)
             tidal__warn("%s: %u bytes of dynamic shared memory leave no room for the clone's %d-byte protocol "
                         "words (%u + %d static > the device's %d per block); its launches this large run "
