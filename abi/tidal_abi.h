@@ -169,7 +169,9 @@ typedef struct tidal_launch {
  *  - clone: at the dynamic shared base + tidal_launch.sh_off. The runtime launches the
  *    clone of a launch with d dynamic bytes with TIDAL_CLONE_SMEM(d) bytes and sh_off =
  *    TIDAL_SH_OFFSET(d): the kernel's own d bytes stay where they were, the words follow
- *    them. The clone traps when sh_off + TIDAL_SH_BYTES exceeds %dynamic_smem_size.
+ *    them. The clone does not check that they fit (the check cost 0.03 us per launch:
+ *    bench/results/2026-12-02-session8/clone-cost.log); a launcher that gives less makes
+ *    the words' accesses leave the block's shared window, which the GPU faults.
  *    (The dynamic base is aligned to at least 16: ptxas pads a kernel's static shared
  *    memory to the largest .extern .shared alignment of the module, 16 at least.)
  *  - original entry (case b): a static variable, __tidal_sh. */

@@ -130,13 +130,6 @@ const char tidal_prologue_reshaped_grid[] =
     "\tcvt.u64.u32 \t%tdl_a1, %tdl_nz;\n"
     "\tmul.lo.u64 \t%tdl_a0, %tdl_a0, %tdl_a1;\n"
     "\tsetp.ge.u64 \t%tdl_p, %tdl_a0, " S(TIDAL_MAX_LOGICAL) ";\n"
-    "\t@%tdl_p trap;\n"
-    "// tidal: the shared words must fit the launch's dynamic shared memory\n"
-    "\tld.param.u32 \t%tdl_t0, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_SH_OFF) "];\n"
-    "\tmov.u32 \t%tdl_t1, %dynamic_smem_size;\n"
-    "\tsetp.gt.u32 \t%tdl_p, %tdl_t0, %tdl_t1;\n"
-    "\tsub.u32 \t%tdl_t1, %tdl_t1, %tdl_t0;\n"
-    "\tsetp.lt.or.u32 \t%tdl_p, %tdl_t1, " S(TIDAL_SH_BYTES) ", %tdl_p;\n"
     "\t@%tdl_p trap;\n";
 
 #define STATIC_FAST_MASK 7 /* JOIN | STATIC | PROBE: the fast path is STATIC alone */

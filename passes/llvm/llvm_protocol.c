@@ -508,18 +508,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
         gn[k] = direct ? sreg(x, ns[k]) : launch_field(x, launch, TIDAL_LAUNCH_OFF_GRID + 4 * (unsigned)k, x->i32, "");
     }
     LLVMValueRef a0 = wide_product(x, gn[0], gn[1], gn[2]);
-    LLVMBasicBlockRef smem = direct ? values : blk(x, "tdl.smem");
-    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, a0, tl_c64(x, TIDAL_MAX_LOGICAL)), refuse, smem);
-    if (!direct) {
-        /* the clone's shared words must fit its launch's dynamic shared memory */
-        at(x, smem);
-        LLVMValueRef off = launch_field(x, launch, TIDAL_LAUNCH_OFF_SH_OFF, x->i32, "tdl.sh.off0");
-        LLVMValueRef dyn = sreg(x, "dynamic_smem_size");
-        LLVMValueRef past = icmp(x, LLVMIntUGT, off, dyn);
-        LLVMValueRef room = LLVMBuildSub(x->b, dyn, off, "");
-        LLVMValueRef small = icmp(x, LLVMIntULT, room, tl_c32(x, TIDAL_SH_BYTES));
-        LLVMBuildCondBr(x->b, LLVMBuildOr(x->b, past, small, "tdl.no.room"), refuse, values);
-    }
+    LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, a0, tl_c64(x, TIDAL_MAX_LOGICAL)), refuse, values);
 
     /* tidal_values_*, then tidal_prologue_common */
     at(x, values);
