@@ -155,6 +155,8 @@ int main(int argc, char **argv) {
             o.off = true;
         } else if (!strcmp(a, "--tidal-case-b")) {
             setenv("TIDAL_CASE_B", "1", 1);   /* read by the rewrite step inside nvcc */
+        } else if (!strcmp(a, "--tidal-assume-balanced-arrive")) {
+            setenv("TIDAL_ASSUME_BALANCED_ARRIVE", "1", 1);
         } else if (!strcmp(a, "--tidal-no-runtime")) {
             o.no_runtime = true;
         } else if (!strncmp(a, "--tidal-report=", 15) && a[15]) {

@@ -29,7 +29,7 @@ typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
 /* Reports of the tidal pass, printed after the pipeline with --report. */
 static tidal_report tidal_reports[8];
 static unsigned ntidal_reports;
-static tidal_options tidal_opts = TIDAL_OPTIONS_DEFAULT;   /* --case-b */
+static tidal_options tidal_opts = TIDAL_OPTIONS_DEFAULT;   /* --case-b, --assume-balanced-arrive */
 
 static int pass_tidal(ptx_module *m, ptx_diag *d) {
     if (ntidal_reports == sizeof tidal_reports / sizeof tidal_reports[0]) ptx_ice("tidal pass run too often");
@@ -85,6 +85,13 @@ static const char usage_text[] =
     "                   Default: original entries stay byte-identical (libtidal runs the\n"
     "                   clone where a launch must obey a mask). Not for --emit=llvm|bc:\n"
     "                   the IR-level rewrite always has case b.\n"
+    "  --assume-balanced-arrive\n"
+    "                   rewrite kernels that use bar.arrive/barrier.arrive (refused by\n"
+    "                   default, reason named-arrive): you assert that no thread block\n"
+    "                   ends with a named barrier's phase half arrived, which under\n"
+    "                   tidal would complete the next logical block's wait early.\n"
+    "                   Both levels (PTX and --emit=llvm|bc). tidal-ptxas: --tidal-\n"
+    "                   assume-balanced-arrive or TIDAL_ASSUME_BALANCED_ARRIVE=1.\n"
     "  --cubin[=ARCH]   write a cubin for ARCH (default: the module's .target, e.g.\n"
     "                   sm_90a) instead of PTX to the -o file, compiled by the first of:\n"
     "                   libnvptxcompiler in process (when this build linked it: see\n"
@@ -175,7 +182,7 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
             if (have_rep) {
                 fprintf(stderr, "%s: error: the tidal pass runs once on LLVM IR\n", name);
                 rc = 1;
-            } else if (tidal_llvm_tidal(lm, arch, &rep, err, sizeof err)) {
+            } else if (tidal_llvm_tidal(lm, arch, &tidal_opts, &rep, err, sizeof err)) {
                 fprintf(stderr, "%s: error: %s\n", name, err);
                 rc = 1;
             } else {
@@ -260,6 +267,8 @@ int main(int argc, char **argv) {
             report = 1;
         } else if (!strcmp(a, "--case-b")) {
             tidal_opts.case_b = true;
+        } else if (!strcmp(a, "--assume-balanced-arrive")) {
+            tidal_opts.assume_balanced_arrive = true;
         } else if (!strcmp(a, "--report=json")) {
             report = 2;
         } else if (!strncmp(a, "--report=", 9)) {

@@ -25,7 +25,8 @@
 #endif
 
 static const char usage_text[] =
-    "usage: tidal-ptxas [--tidal-off] [--tidal-case-b] [--tidal-report=FILE] [ptxas options] INPUT.ptx\n"
+    "usage: tidal-ptxas [--tidal-off] [--tidal-case-b] [--tidal-assume-balanced-arrive] [--tidal-report=FILE]\n"
+    "                   [ptxas options] INPUT.ptx\n"
     "\n"
     "A drop-in for NVIDIA's ptxas: rewrites INPUT.ptx with the tidal pass (SM gate +\n"
     "persistent logical blocks, see tidal-opt --help) into a temporary file and runs\n"
@@ -39,6 +40,10 @@ static const char usage_text[] =
     "                         that bypass libtidal obey the module's partition; +~0.2 us per\n"
     "                         launch); TIDAL_CASE_B=1 in the environment does the same (for\n"
     "                         callers such as Triton that choose ptxas's arguments)\n"
+    "  --tidal-assume-balanced-arrive\n"
+    "                         also rewrite kernels with bar.arrive/barrier.arrive (refused by\n"
+    "                         default: named-arrive, see tidal-opt --help);\n"
+    "                         TIDAL_ASSUME_BALANCED_ARRIVE=1 does the same\n"
     "  --tidal-help           show this help (--help is ptxas's)\n"
     "  --tidal-version        show tidal's version, then the real ptxas's --version\n"
     "                         (--version is the real ptxas's alone, unchanged: tools\n"
@@ -124,6 +129,9 @@ int main(int argc, char **argv) {
             continue;
         } else if (!strcmp(a, "--tidal-case-b")) {
             opt.case_b = true;
+            continue;
+        } else if (!strcmp(a, "--tidal-assume-balanced-arrive")) {
+            opt.assume_balanced_arrive = true;
             continue;
         } else if (!strncmp(a, "--tidal-", 8)) {
             fprintf(stderr, "tidal-ptxas: unknown option '%s' (see --tidal-help)\n", a);

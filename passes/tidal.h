@@ -44,13 +44,18 @@ typedef struct tidal_options {
                             original entry stays byte-identical, so launches of it cost nothing
                             on the device (the check is a constant load on every block's path:
                             +0.2 us per launch on the H200) */
+    bool assume_balanced_arrive; /* rewrite kernels with bar.arrive / barrier.arrive: the user
+                            asserts that no logical block ends with a named barrier's phase
+                            half arrived (else the next logical block run by the same worker
+                            block would complete its wait early); default false: refused */
 } tidal_options;
 
 /* The default options: a clone per kernel, original entries verbatim. */
-#define TIDAL_OPTIONS_DEFAULT ((tidal_options){.reshaped_clone = true, .case_b = false})
+#define TIDAL_OPTIONS_DEFAULT ((tidal_options){.reshaped_clone = true, .case_b = false, .assume_balanced_arrive = false})
 
 /* The drop-in drivers' options from the environment (their callers choose their arguments):
- * TIDAL_CASE_B set and not "0" asks for case b. */
+ * TIDAL_CASE_B set and not "0" asks for case b, TIDAL_ASSUME_BALANCED_ARRIVE (not "0") for
+ * assume_balanced_arrive. */
 void tidal_options_from_env(tidal_options *opt);
 
 /* Runs the transform on every kernel. Returns 0, or -1 on malformed input

@@ -16,7 +16,7 @@
 #define S(x) S_(x)
 
 const char tidal_reg_decls[] =
-    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_fast, %tdl_p, %tdl_q;\n"
+    ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_fast, %tdl_once, %tdl_p, %tdl_q;\n"
     "\t.reg .u32 \t%tdl_resume;\n"
     "\t.reg .u32 \t%tdl_cx, %tdl_cy, %tdl_cz, %tdl_nx, %tdl_ny, %tdl_nz, %tdl_total, %tdl_chunk;\n"
     "\t.reg .u32 \t%tdl_flags, %tdl_base, %tdl_phys, %tdl_pid, %tdl_epoch, %tdl_slotix;\n"
@@ -134,11 +134,18 @@ const char tidal_prologue_reshaped_grid[] =
 
 #define STATIC_FAST_MASK 7 /* JOIN | STATIC | PROBE: the fast path is STATIC alone */
 _Static_assert(STATIC_FAST_MASK == (TIDAL_LAUNCH_JOIN | TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE), "fast path");
+#define COUNTING_FLAGS 24 /* HIST | EXEC: START records the chunk */
+_Static_assert(COUNTING_FLAGS == (TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC), "counting flags");
 
 /* After the launch values. The hot path is laid out straight: a static worker in epoch
  * mode falls through from here into its first logical block (no memory read, no barrier:
  * every thread knows the chunk); the leader's slower paths (enter, claim, leave) come after
- * the body, in tidal_epilogue_tail, so the fast path touches few instruction-cache lines. */
+ * the body, in tidal_epilogue_tail, so the fast path touches few instruction-cache lines.
+ * %tdl_once: a static worker of a launch without tickets (base >= total: every logical
+ * block has its worker, libtidal's placed launches) runs its own chunk and ends; the
+ * leader STARTs it only to count (HIST/EXEC), and after the chunk the block exits before
+ * the launch values are re-derived. Each instruction on this path is device time on every
+ * launch (bench/probes/clone_path.sh: ~1 ns each). */
 const char tidal_prologue_common[] =
     "// tidal: the leader is thread 0\n"
     "\tmov.u32 \t%tdl_t0, %tid.x;\n"
@@ -151,11 +158,15 @@ const char tidal_prologue_common[] =
     "// tidal: a static worker in epoch mode starts its own chunk at once\n"
     "\tand.b32 \t%tdl_t0, %tdl_flags, " S(STATIC_FAST_MASK) ";\n"
     "\tsetp.eq.u32 \t%tdl_fast, %tdl_t0, " S(TIDAL_LAUNCH_STATIC) ";\n"
+    "\tsetp.ge.and.u32 \t%tdl_once, %tdl_base, %tdl_total, %tdl_fast;\n"
     "\t@!%tdl_fast bra.uni \t$tdl_enter;\n"
     "\tmul.lo.u32 \t%tdl_b0, %tdl_pid, %tdl_chunk;\n"
     "\tsetp.ge.u32 \t%tdl_p, %tdl_b0, %tdl_total;\n"
     "\t@%tdl_p exit;\n"
     "\t@!%tdl_leader bra \t$tdl_started;\n"
+    "\tand.b32 \t%tdl_t0, %tdl_flags, " S(COUNTING_FLAGS) ";\n"
+    "\tsetp.eq.and.u32 \t%tdl_p, %tdl_t0, 0, %tdl_once;\n"
+    "\t@%tdl_p bra \t$tdl_started;\n"
     "@START@\n"
     "$tdl_started:\n"
     "\tadd.u32 \t%tdl_b1, %tdl_b0, %tdl_chunk;\n"
@@ -179,8 +190,8 @@ const char tidal_epilogue_head[] =
     "\tsetp.lt.u32 \t%tdl_p, %tdl_lin, %tdl_b1;\n"
     "\t@!%tdl_p bra.uni \t$tdl_claim;\n";
 
-/* After a chunk the launch values are re-derived (not kept live across the body); a
- * static worker's own chunk in a launch without tickets ends the block; else the leader
+/* After a chunk a static worker's own chunk in a launch without tickets ends the block
+ * (%tdl_once); else the launch values are re-derived (not kept live across the body) and the leader
  * claims the next chunk and publishes it to the block through the shared words, at the one
  * barrier per chunk. The block leaves when there is none: everyone but the leader at
  * once, the leader through leave (joiners, a probed slot). The launch values at the
@@ -188,10 +199,8 @@ const char tidal_epilogue_head[] =
 const char tidal_epilogue_tail[] =
     "\tbra.uni \t$tdl_logical;\n"
     "$tdl_claim:\n"
+    "\t@%tdl_once exit;\n"
     "@VALUES@"
-    "\tsetp.ge.and.u32 \t%tdl_p, %tdl_base, %tdl_total, %tdl_fast;\n"
-    "\t@%tdl_p exit;\n"
-    "\tsetp.ne.and.u32 \t%tdl_fast, %tdl_base, %tdl_base, %tdl_fast;\n"
     "\t@!%tdl_leader bra \t$tdl_claimed;\n"
     "@CLAIM@\n"
     "$tdl_publish:\n"

@@ -39,6 +39,7 @@ void tidal_facts_merge(tidal_facts *into, const tidal_facts *from) {
     if (into->cluster_tok == UINT32_MAX) into->cluster_tok = from->cluster_tok;
     if (into->envreg_tok == UINT32_MAX) into->envreg_tok = from->envreg_tok;
     if (into->devlaunch_tok == UINT32_MAX) into->devlaunch_tok = from->devlaunch_tok;
+    if (into->arrive_tok == UINT32_MAX) into->arrive_tok = from->arrive_tok;
 }
 
 static const char *const warp_roots[] = {"shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "wgmma",
@@ -56,10 +57,14 @@ bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s) {
     return s->nops < 2;
 }
 
+void tidal_facts_empty(tidal_facts *x) {
+    memset(x, 0, sizeof *x);
+    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = x->arrive_tok = UINT32_MAX;
+}
+
 void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
     const ptx_module *m = f->mod;
-    memset(x, 0, sizeof *x);
-    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = UINT32_MAX;
+    tidal_facts_empty(x);
     for (uint32_t k = 0; k < f->nperf; k++) {
         uint32_t t = f->perf[k].name_tok;
         if ((ptx_tok_is(m, t, ".reqnctapercluster") || ptx_tok_is(m, t, ".explicitcluster") ||
@@ -90,6 +95,7 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
             bool arrive = tidal_text_contains(op, n, ".arrive");
             bool red = tidal_text_contains(op, n, ".red");
             if (arrive) x->barrier_arrive = x->barrier_counted = true;
+            if (arrive && x->arrive_tok == UINT32_MAX) x->arrive_tok = s->opcode_tok;
             if (red) {
                 x->barrier_red = true;
                 if (s->nops >= 4) x->barrier_counted = true;

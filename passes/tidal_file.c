@@ -11,6 +11,8 @@ void tidal_options_from_env(tidal_options *opt)
 {
     const char *b = getenv("TIDAL_CASE_B");
     if (b && *b && strcmp(b, "0")) opt->case_b = true;
+    const char *a = getenv("TIDAL_ASSUME_BALANCED_ARRIVE");
+    if (a && *a && strcmp(a, "0")) opt->assume_balanced_arrive = true;
 }
 
 ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, const tidal_options *opt,

@@ -24,12 +24,15 @@ typedef struct tidal_facts {
     uint32_t envreg_tok;   /* %envreg: cooperative launch / grid sync */
     uint32_t devlaunch_tok;/* device-side launch (dynamic parallelism) */
     uint32_t prefix_tok;   /* a name that collides with tidal's %tdl_ / $tdl_ prefix */
+    uint32_t arrive_tok;   /* bar.arrive / barrier.arrive: no proof that a block leaves none half arrived */
 } tidal_facts;
 
 /* Full-CTA barrier: bar.sync/barrier.sync/bar.cta.sync without a thread count
  * (every non-exited thread must arrive). */
 bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s);
 
+/* No facts: nothing done, every token field UINT32_MAX. */
+void tidal_facts_empty(tidal_facts *x);
 /* Facts of one function's own statements (not its callees). */
 void tidal_facts_local(const ptx_func *f, tidal_facts *out);
 /* Adds a callee's facts into a caller's. */

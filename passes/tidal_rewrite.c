@@ -35,6 +35,7 @@ typedef struct func_info {
 typedef struct ctx {
     ptx_module *m;
     ptx_diag *d;
+    const tidal_options *opt;
     func_info *fi;
     uint32_t nf;
     uint32_t module_prefix_tok; /* a module-scope name tidal would define, or UINT32_MAX */
@@ -76,17 +77,12 @@ static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s) {
     return ci < s->nops ? s->ops[ci].tok_begin : UINT32_MAX;
 }
 
-static void facts_empty(tidal_facts *x) {
-    memset(x, 0, sizeof *x);
-    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = UINT32_MAX;
-}
-
 static const tidal_facts *closure(ctx *c, func_info *fi);
 
 /* What a call statement may run: its callee and everything that calls, or for
  * an indirect call every .func of the module. */
 static void callee_facts(ctx *c, const ptx_stmt *s, tidal_facts *out) {
-    facts_empty(out);
+    tidal_facts_empty(out);
     uint32_t ct = callee_operand(c->m, s);
     if (ct == UINT32_MAX) return;
     if (c->m->src[c->m->toks[ct].off] == '%') {
@@ -293,6 +289,20 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
     if (x->devlaunch_tok != UINT32_MAX) {
         refuse(r, "device-launch",
                ptx_fmt(c->m, "launches kernels from the device (%s)", tok_line(c, x->devlaunch_tok)));
+        return false;
+    }
+    /* A worker block runs many logical blocks; the hardware resets a named barrier only
+     * when the block exits. A logical block that ends with a phase half arrived (a
+     * block-uniform branch around the waiting side, test/gpu rc_unbalanced) completes the
+     * next logical block's wait early: a race the original cannot have. */
+    if (x->arrive_tok != UINT32_MAX && !c->opt->assume_balanced_arrive) {
+        refuse(r, "named-arrive",
+               ptx_fmt(c->m,
+                       "arrives at a named barrier without waiting (%s): a logical block that ends with the "
+                       "barrier's phase half arrived would complete the next logical block's wait early, and no "
+                       "proof that every logical block balances its arrivals is made (--assume-balanced-arrive "
+                       "asserts it)",
+                       tok_line(c, x->arrive_tok)));
         return false;
     }
     /* Transforms build text with C strings; real PTX never holds a NUL byte. */
@@ -731,7 +741,7 @@ static char *nparams_text(const ptx_func *f) {
 int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
     tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
-    ctx c = {.m = m, .d = diag, .module_prefix_tok = UINT32_MAX};
+    ctx c = {.m = m, .d = diag, .opt = opt, .module_prefix_tok = UINT32_MAX};
     /* Names tidal defines at module scope (__tidal_ctl, the marker, the clones'
      * *__tidal_reshaped and their __tidal_launch parameter) must be free outside
      * function bodies: a second run would define them again. */
@@ -758,7 +768,7 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         c.fi[i].f = ptx_func_at(m, i);
         if (c.fi[i].f->has_body) tidal_facts_local(c.fi[i].f, &c.fi[i].local);
         else {
-            facts_empty(&c.fi[i].local);
+            tidal_facts_empty(&c.fi[i].local);
         }
         nk += c.fi[i].f->is_entry && c.fi[i].f->has_body;
     }

@@ -62,8 +62,8 @@ typedef struct verdict {
 } verdict;
 
 /* llvm_verdict.c */
-int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, verdict *v, bool *big_shared, char *err,
-                 size_t errlen);
+int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
+                    bool *big_shared, char *err, size_t errlen);
 bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v);
 
 typedef struct irb {

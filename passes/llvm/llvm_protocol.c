@@ -465,7 +465,6 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
      * chunk's bounds, and the launch values as last derived */
     at(x, entry);
     LLVMValueRef a_odd = LLVMBuildAlloca(x->b, x->i1, "tdl.odd.a");
-    LLVMValueRef a_fast = LLVMBuildAlloca(x->b, x->i1, "tdl.fast.a");
     LLVMValueRef a_b1 = LLVMBuildAlloca(x->b, x->i32, "tdl.b1.a");
     LLVMValueRef a_lin = LLVMBuildAlloca(x->b, x->i32, "tdl.lin.a");
     launch_values slots;
@@ -529,14 +528,18 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     fm = LLVMBuildAnd(x->b, lv.flags, fm, "");
     LLVMValueRef fast = icmp(x, LLVMIntEQ, fm, tl_c32(x, TIDAL_LAUNCH_STATIC));
     LLVMSetValueName2(fast, "tdl.fast", 8);
-    LLVMBuildStore(x->b, fast, a_fast);
+    /* tidal_code.c's %tdl_once: a static worker of a launch without tickets runs its own
+     * chunk and ends (no START unless it counts, no re-derived values after it) */
+    LLVMValueRef once = LLVMBuildAnd(x->b, fast, icmp(x, LLVMIntUGE, lv.base, lv.total), "tdl.once");
     LLVMBuildCondBr(x->b, fast, fastb, enter);
     /* the chunk pid*chunk; none (a worker beyond the grid): the whole block exits */
     at(x, fastb);
     LLVMValueRef b0f = LLVMBuildMul(x->b, lv.pid, lv.chunk, "tdl.b0.fast");
     LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0f, lv.total), quit, start);
     at(x, start);
-    LLVMBuildCondBr(x->b, leader, start_l, started);
+    LLVMValueRef counting = LLVMBuildAnd(x->b, lv.flags, tl_c32(x, TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC), "");
+    LLVMValueRef silent = LLVMBuildAnd(x->b, once, icmp(x, LLVMIntEQ, counting, tl_c32(x, 0)), "");
+    LLVMBuildCondBr(x->b, LLVMBuildAnd(x->b, leader, LLVMBuildNot(x->b, silent, ""), ""), start_l, started);
     at(x, start_l);
     snippet(x, &tidal_snippet_start, &lv, b0f, "");
     LLVMBuildBr(x->b, started);
@@ -555,14 +558,11 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
      * without tickets the whole block is done; else the leader claims (and later claims
      * go the normal way) */
     at(x, claim);
+    LLVMBuildCondBr(x->b, once, quit, claim_go);
+    at(x, claim_go);
     launch_values lc;
     launch_values_here(x, launch, &lc, "tdl.claim.");
     keep(x, &lc, &slots);
-    LLVMValueRef wasfast = load(x, x->i1, a_fast, "tdl.claim.fast");
-    LLVMValueRef notickets = icmp(x, LLVMIntUGE, lc.base, lc.total);
-    LLVMBuildCondBr(x->b, LLVMBuildAnd(x->b, notickets, wasfast, ""), quit, claim_go);
-    at(x, claim_go);
-    LLVMBuildStore(x->b, LLVMConstInt(x->i1, 0, 0), a_fast);
     LLVMBuildCondBr(x->b, leader, claim_l, claimed);
     at(x, claim_l);
     LLVMValueRef b0c = snippet(x, &tidal_snippet_claim, &lc, NULL, "tdl.b0.claim");

@@ -100,7 +100,8 @@ static unsigned define_line(tidal_llvm_module *m, const char *name) {
 
 /* ------------------------------------------------------------ the pass */
 
-int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, char *err, size_t errlen) {
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
+                     size_t errlen) {
     memset(rep, 0, sizeof *rep);
     rep->file = m->name;
     free(m->report);
@@ -113,7 +114,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, 
     verdict *v = calloc(m->nkernels + 1, sizeof *v);
     if (!v) tl_oom();
     bool big_shared = false;
-    if (m->nkernels && tl_ptx_verdicts(m, tm, v, &big_shared, err, errlen)) {
+    if (m->nkernels && tl_ptx_verdicts(m, tm, opt, v, &big_shared, err, errlen)) {
         free(v);
         LLVMDisposeTargetMachine(tm);
         return -1;

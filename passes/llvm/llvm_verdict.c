@@ -24,8 +24,8 @@ static bool find_bar_id(const char *ptx, const char *name, unsigned *id) {
 
 /* Lowers a copy of the module, runs the PTX pass on it, and fills v[i] for
  * kernel i. Also says whether the module has dynamic shared memory. */
-int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, verdict *v, bool *big_shared, char *err,
-                        size_t errlen) {
+int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
+                    bool *big_shared, char *err, size_t errlen) {
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
     size_t len;
     char *text = tl_emit_ptx(copy, tm, &len, err, errlen);
@@ -40,7 +40,11 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, verdict *v, b
         return -1;
     }
     tidal_report rep;
-    if (tidal_run(pm, NULL, &rep, &d)) {
+    /* the PTX pass's refusal rules with the user's assumptions; its case b does not matter
+     * (the IR rewrite builds its own entries) */
+    tidal_options po = TIDAL_OPTIONS_DEFAULT;
+    if (opt) po.assume_balanced_arrive = opt->assume_balanced_arrive;
+    if (tidal_run(pm, &po, &rep, &d)) {
         tl_fmt(err, errlen, "the PTX tidal pass failed on the lowered module (line %u: %s)", d.line, d.msg);
         ptx_module_free(pm);
         return -1;

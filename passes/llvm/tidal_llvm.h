@@ -41,9 +41,11 @@ char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, cha
 /* The LLVM verifier: 0, or -1 with the message on err. */
 int tidal_llvm_verify(tidal_llvm_module *m, FILE *err);
 
-/* The tidal transform at IR level. rep is owned by m. 0, or -1 with a message
- * in err. */
-int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, tidal_report *rep, char *err, size_t errlen);
+/* The tidal transform at IR level. opt: NULL for the defaults; of its fields the IR
+ * level reads assume_balanced_arrive (it always has case b and a clone). rep is owned by
+ * m. 0, or -1 with a message in err. */
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
+                     size_t errlen);
 
 /* --stats for IR: per function, instructions, blocks, barriers, calls, sreg reads. */
 void tidal_llvm_stats(tidal_llvm_module *m, FILE *out);

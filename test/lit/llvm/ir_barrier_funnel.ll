@@ -78,8 +78,7 @@ done:
 ; CHECK-NOT:     call
 ; CHECK:         br label %tdl.logical
 ; CHECK:       tdl.claim:
-; CHECK:         [[CDONE:%[0-9]+]] = and i1 {{%[0-9]+}}, %tdl.fast.a.{{[0-9]+}}
-; CHECK-NEXT:    br i1 [[CDONE]], label %tdl.exit, label %tdl.claim.go
+; CHECK-NEXT:    br i1 %tdl.once, label %tdl.exit, label %tdl.claim.go
 ; CHECK:       tdl.exit:
 ; CHECK-NEXT:    ret void
 ; CHECK:       tdl.funnel.done:

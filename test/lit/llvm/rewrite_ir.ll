@@ -120,6 +120,9 @@ entry:
 ; CHECK:         %tdl.pid = add i32
 ; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
 ; the fast path's test, (flags & 7) == STATIC, folds to false: flags 28 has no STATIC
+; (and with it %tdl.once: a static worker without tickets)
+; CHECK-NEXT:    {{%[0-9]+}} = icmp uge i32 0, %tdl.total
+; CHECK-NEXT:    %tdl.once = and i1 false, {{%[0-9]+}}
 ; CHECK-NEXT:    br i1 false, label %tdl.fast.chunk, label %tdl.enter
 ; CHECK:       tdl.enter:
 ; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.enter.leader, label %tdl.claimed
@@ -128,15 +131,13 @@ entry:
 ; CHECK:       tdl.enter.leader:
 ; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{\0A{{.*}}tdl_probe{{.*}}}", "=&r,l,l,r,r,r,r,r,r,r,r,l,~{memory}"(i64 %tdl.ctl, i64 %tdl.key, i32 28, i32 %tdl.total, i32 %tdl.chunk, i32 0, i32 %tdl.total, i32 %tdl.pid, i32 0, i32 0, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET:[0-9]+]]
 ; CHECK-NEXT:    br label %tdl.publish
-; after a chunk: the values again (never fast here), then CLAIM by the leader (ctl,
-; flags, total, chunk, base, phys, epoch, hist, sh)
+; after a chunk: the block is done when %tdl.once (never here), else the values
+; again, then CLAIM by the leader (ctl, flags, total, chunk, base, phys, epoch, hist, sh)
 ; CHECK:       tdl.claim:
-; CHECK-NEXT:    %tdl.claim.ctl = load i64, ptr addrspace(4) @__tidal_ctl, align 8
-; CHECK:         [[NT:%[0-9]+]] = icmp uge i32 0, %tdl.claim.total
-; CHECK-NEXT:    [[DONE:%[0-9]+]] = and i1 [[NT]], false
-; CHECK-NEXT:    br i1 [[DONE]], label %tdl.exit, label %tdl.claim.go
+; CHECK-NEXT:    br i1 %tdl.once, label %tdl.exit, label %tdl.claim.go
 ; CHECK:       tdl.claim.go:
-; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.claim.leader, label %tdl.claimed
+; CHECK-NEXT:    %tdl.claim.ctl = load i64, ptr addrspace(4) @__tidal_ctl, align 8
+; CHECK:         br i1 %tdl.leader, label %tdl.claim.leader, label %tdl.claimed
 ; CHECK:       tdl.claim.leader:
 ; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{\0A{{.*}}}", "=&r,l,r,r,r,r,r,r,l,l,~{memory}"(i64 %tdl.claim.ctl, i32 28, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 0, i32 %tdl.claim.total, i32 0, i64 0, i64 ptrtoint (ptr addrspace(3) @__tidal_sh to i64)) #[[SNIPPET]]
 ; CHECK-NEXT:    br label %tdl.publish
@@ -231,14 +232,23 @@ entry:
 ; CHECK:         %tdl.leader = icmp eq i32 {{%.+}}, 0
 ; CHECK-NEXT:    [[FM:%[0-9]+]] = and i32 %tdl.flags, 7
 ; CHECK-NEXT:    %tdl.fast = icmp eq i32 [[FM]], 2
+; a static worker of a launch without tickets (base >= total) runs its chunk and ends
+; CHECK-NEXT:    [[NOT:%[0-9]+]] = icmp uge i32 %tdl.base, %tdl.total
+; CHECK-NEXT:    %tdl.once = and i1 %tdl.fast, [[NOT]]
 ; CHECK-NEXT:    br i1 %tdl.fast, label %tdl.fast.chunk, label %tdl.enter
 ; every thread computes its own chunk; none: the whole block exits
 ; CHECK:       tdl.fast.chunk:
 ; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.chunk
 ; CHECK-NEXT:    [[FNONE:%[0-9]+]] = icmp uge i32 %tdl.b0.fast, %tdl.total
 ; CHECK-NEXT:    br i1 [[FNONE]], label %tdl.exit, label %tdl.start
+; the leader STARTs the chunk unless there is nothing to count and no claim follows
 ; CHECK:       tdl.start:
-; CHECK-NEXT:    br i1 %tdl.leader, label %tdl.start.leader, label %tdl.started
+; CHECK-NEXT:    [[CNT:%[0-9]+]] = and i32 %tdl.flags, 24
+; CHECK-NEXT:    [[NOC:%[0-9]+]] = icmp eq i32 [[CNT]], 0
+; CHECK-NEXT:    [[SIL:%[0-9]+]] = and i1 %tdl.once, [[NOC]]
+; CHECK-NEXT:    [[LOUD:%[0-9]+]] = xor i1 [[SIL]], true
+; CHECK-NEXT:    [[GO:%[0-9]+]] = and i1 %tdl.leader, [[LOUD]]
+; CHECK-NEXT:    br i1 [[GO]], label %tdl.start.leader, label %tdl.started
 ; START, by the leader: no outputs, b0 an input (b0, ctl, flags, total, chunk, base,
 ; slotix, hist, sh)
 ; CHECK:       tdl.start.leader:
@@ -251,18 +261,15 @@ entry:
 ; CHECK:       tdl.enter.leader:
 ; CHECK-NEXT:    %tdl.b0.enter = call i32 asm sideeffect "{{.*}}"(i64 %tdl.ctl, i64 %tdl.key, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.phys, i32 %tdl.pid, i32 %tdl.epoch, i32 %tdl.slotix, i64 %tdl.sh) #[[SNIPPET]]
 ; after a chunk: a fast worker in a launch without tickets (base >= total) exits with
-; its whole block, no CLAIM or LEAVE; else fast is cleared and the leader claims
+; its whole block before anything else, no CLAIM or LEAVE; else the leader claims
 ; CHECK:       tdl.claim:
+; CHECK-NEXT:    br i1 %tdl.once, label %tdl.exit, label %tdl.claim.go
+; CHECK:       tdl.claim.go:
 ; CHECK:         %tdl.claim.hist = load i64
-; CHECK:         [[CNT:%[0-9]+]] = icmp uge i32 %tdl.claim.base, %tdl.claim.total
-; CHECK-NEXT:    [[CDONE:%[0-9]+]] = and i1 [[CNT]], [[WASFAST:%tdl.fast.a.[0-9]+]]
-; CHECK-NEXT:    br i1 [[CDONE]], label %tdl.exit, label %tdl.claim.go
 ; CHECK:       tdl.claim.leader:
 ; CHECK-NEXT:    %tdl.b0.claim = call i32 asm sideeffect "{{.*}}"(i64 %tdl.claim.ctl, i32 %tdl.claim.flags, i32 %tdl.claim.total, i32 %tdl.claim.chunk, i32 %tdl.claim.base, i32 %tdl.claim.phys, i32 %tdl.claim.epoch, i64 %tdl.claim.hist, i64 %tdl.claim.sh) #[[SNIPPET]]
 ; CHECK:       tdl.claimed:
-; CHECK:         [[FAST1:%tdl.fast.a.[0-9]+]] = phi i1 [ {{%tdl.fast.a.[0-9]+}}, %tdl.publish ], [ false, %tdl.claim.go ], [ %tdl.fast, %tdl.enter ]
 ; CHECK:       tdl.logical:
-; CHECK:         [[WASFAST]] = phi i1 [ %tdl.fast, %tdl.started ], [ [[WASFAST]], %tdl.next.block ], [ [[FAST1]], %tdl.chunk.start ]
 ; the clone re-reads the logical grid at each logical block
 ; CHECK:         getelementptr i8, ptr %__tidal_launch, i64 8
 ; CHECK-NEXT:    %tdl.nctaid.x = load i32
