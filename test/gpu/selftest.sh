@@ -82,6 +82,9 @@ o=$(FAKE_SAN_RULES="$rules;racecheck|rc_control_persist|rc_control_persist|Warni
 expect "$o" "a flagged control voids the allowlist; a missing summary fails" \
   '^FAIL racecheck rc_control_persist: the race-free control is flagged' \
   '^FAIL racecheck counted_early_exit: 1 finding\(s\) not allowlisted' '^FAIL racecheck grid_3d: no summary from compute-sanitizer'
+o=$(FAKE_SAN_RULES="$rules;racecheck|=grid_3d|grid_3d__ref|Error:Write-Read" san --no-build --tools racecheck)
+expect "$o" "a finding in the original itself is not tidal's" \
+  '^INFO racecheck grid_3d: 1 finding\(s\) in the original kernel itself' '^PASS racecheck grid_3d: 1 hazards'
 o=$(FAKE_SAN_RULES=$rules san --no-build --tools memcheck --budget 0)
 expect "$o" "an exhausted budget fails the processes not run" '^FAIL memcheck grid_3d: not run'
 o=$(SAN_TOOL=$B/no-such-sanitizer san --no-build)
