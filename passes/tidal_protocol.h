@@ -52,6 +52,15 @@ extern const tidal_snippet tidal_snippet_enter, tidal_snippet_claim, tidal_snipp
 #define TIDAL_DSH_SUFFIX "__tidal_dsh" /* NAME__tidal_dsh: .extern .shared .align TIDAL_SH_ALIGN .b8 [],
                                           module scope, used by NAME__tidal_reshaped alone */
 
+/* The barrier funnel's one barrier, a module-scope .func per barrier id (ID: decimal):
+ * `.func (.reg .b32 any) __tidal_funnel_barID(.reg .b32 resume)` returns 1 when some
+ * thread of the CTA passed a resume index other than -1. A called function because
+ * ptxas tail-duplicates an inline funnel into one barrier instruction per path (the
+ * site paths know their predicate), and lanes of one warp at two barrier instructions
+ * are what compute-sanitizer synccheck reports as "Divergent thread(s) in block"; in a
+ * .func ptxas emits one WARPSYNC.ALL + BAR for every caller. */
+#define TIDAL_FUNNEL_FUNC "__tidal_funnel_bar"
+
 /* The snippet as PTX text: %[x] becomes %tdl_x (malloc'd). */
 char *tidal_snippet_ptx(const tidal_snippet *s);
 /* The snippet as an inline-asm string: %[x] becomes $k, outputs numbered first, and

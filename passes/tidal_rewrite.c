@@ -41,6 +41,7 @@ typedef struct ctx {
     uint32_t module_prefix_tok; /* a module-scope name tidal would define, or UINT32_MAX */
     bool already_ran;           /* the pass already rewrote this module in this process */
     bool ctl;                   /* the module defines __tidal_ctl (case b asked for) */
+    uint32_t funnel_ids;        /* bit k: a funnel kernel uses barrier id k (TIDAL_FUNNEL_FUNC) */
 } ctx;
 
 static bool reserved_name(const ptx_module *m, uint32_t t) {
@@ -55,7 +56,8 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
         size_t sl = strlen(suffixes[i]);
         if (k->len > sl && !memcmp(p + k->len - sl, suffixes[i], sl)) return true;
     }
-    return false;
+    size_t fl = strlen(TIDAL_FUNNEL_FUNC);
+    return k->len >= fl && !memcmp(p, TIDAL_FUNNEL_FUNC, fl);
 }
 
 /* The function a name refers to: its definition when the module has one. A .func may be
@@ -630,11 +632,13 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
     if (pl->funnel) {
         /* Threads that finished the logical block keep joining the barrier
          * rounds of those still running, so every barrier still sees the whole
-         * CTA; when no thread is at a barrier, the block is done. */
+         * CTA; when no thread is at a barrier, the block is done. The barrier is
+         * a call (TIDAL_FUNNEL_FUNC): one barrier instruction for all lanes. */
+        c->funnel_ids |= 1u << pl->bar_id;
         sb_str(&e, "\tmov.u32 \t%tdl_resume, -1;\n"
                    "$tdl_funnel:\n"
-                   "\tsetp.ne.u32 \t%tdl_q, %tdl_resume, -1;\n"
-                   "\tbarrier.red.or.pred \t%tdl_q, @BAR@, %tdl_q;\n"
+                   "\tcall \t(%tdl_t0), " TIDAL_FUNNEL_FUNC "@BAR@, (%tdl_resume);\n"
+                   "\tsetp.ne.u32 \t%tdl_q, %tdl_t0, 0;\n"
                    "\t@!%tdl_q bra \t$tdl_after;\n"
                    "\tsetp.eq.u32 \t%tdl_p, %tdl_resume, -1;\n"
                    "\t@%tdl_p bra \t$tdl_funnel;\n");
@@ -848,6 +852,21 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
         /* The marker's size says whether the module has __tidal_ctl (abi/tidal_abi.h): a
          * module-scope .const costs every kernel of the module 0.24 us per launch on
          * the H200 (bench/probes/module_cost.sh), so only case b defines one. */
+        /* the funnel barriers, before every kernel that calls them */
+        for (unsigned id = 16; id-- > 0;)
+            if (c.funnel_ids >> id & 1)
+                ptx_item_insert(m, at, PTX_ITEM_FUNC,
+                                ptx_fmt(m,
+                                        "\n// tidal: the barrier funnel's barrier %u (passes/tidal_protocol.h)\n"
+                                        ".func (.reg .b32 %%any) " TIDAL_FUNNEL_FUNC "%u(.reg .b32 %%resume)\n"
+                                        "{\n"
+                                        "\t.reg .pred \t%%p;\n"
+                                        "\tsetp.ne.u32 \t%%p, %%resume, -1;\n"
+                                        "\tbarrier.red.or.pred \t%%p, %u, %%p;\n"
+                                        "\tselp.u32 \t%%any, 1, 0, %%p;\n"
+                                        "\tret;\n"
+                                        "}",
+                                        id, id, id));
         if (c.ctl)
             ptx_item_insert(m, at, PTX_ITEM_VAR,
                             "\n// tidal: control block pointer, set by the runtime after loading (abi/tidal_abi.h)\n"

@@ -45,6 +45,35 @@ static void barrier(irb *x, unsigned id) {
     intr(x, "llvm.nvvm.barrier.cta.sync.all", &a, 1);
 }
 
+/* The barrier funnel's one barrier (passes/tidal_protocol.h, TIDAL_FUNNEL_FUNC): a call of
+ * an internal noinline function per barrier id, i1 (i1 waiting) -> any thread waiting, so
+ * that every lane of a warp reaches the same barrier instruction (inline, ptxas
+ * tail-duplicates it per path). */
+static LLVMValueRef funnel_barrier(irb *x, unsigned id, LLVMValueRef waiting) {
+    char name[48];
+    snprintf(name, sizeof name, TIDAL_FUNNEL_FUNC "%u", id);
+    LLVMTypeRef fty = LLVMFunctionType(x->i1, &x->i1, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(x->m, name);
+    if (!fn) {
+        fn = LLVMAddFunction(x->m, name, fty);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        static const char *const attrs[] = {"noinline", "convergent", "nounwind"};
+        for (unsigned k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
+            LLVMAddAttributeAtIndex(
+                fn, LLVMAttributeFunctionIndex,
+                LLVMCreateEnumAttribute(x->c, LLVMGetEnumAttributeKindForName(attrs[k], strlen(attrs[k])), 0));
+        LLVMBuilderRef keep = x->b;
+        x->b = LLVMCreateBuilderInContext(x->c);
+        LLVMPositionBuilderAtEnd(x->b, LLVMAppendBasicBlockInContext(x->c, fn, "entry"));
+        LLVMValueRef ra[2] = {tl_c32(x, id), LLVMGetParam(fn, 0)};
+        LLVMBuildRet(x->b, intr(x, "llvm.nvvm.barrier.cta.red.or.all", ra, 2));
+        LLVMDisposeBuilder(x->b);
+        x->b = keep;
+    }
+    LLVMValueRef call = LLVMBuildCall2(x->b, fty, fn, &waiting, 1, "");
+    return call;
+}
+
 static LLVMValueRef load(irb *x, LLVMTypeRef t, LLVMValueRef p, const char *name) {
     LLVMValueRef l = LLVMBuildLoad2(x->b, t, p, name);
     LLVMSetAlignment(l, t == x->i64 ? 8 : t == x->i32 ? 4 : 1);
@@ -634,8 +663,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
                           done = blk(x, "tdl.funnel.done");
         at(x, fun);
         resume = LLVMBuildPhi(x->b, x->i32, "tdl.resume");
-        LLVMValueRef ra[2] = {tl_c32(x, v->bar_id), icmp(x, LLVMIntNE, resume, none)};
-        LLVMValueRef any = intr(x, "llvm.nvvm.barrier.cta.red.or.all", ra, 2);
+        LLVMValueRef any = funnel_barrier(x, v->bar_id, icmp(x, LLVMIntNE, resume, none));
         LLVMBuildCondBr(x->b, any, disp, done);
         at(x, disp);
         LLVMBuildCondBr(x->b, icmp(x, LLVMIntEQ, resume, none), fun, sw);

@@ -1,5 +1,6 @@
 ; RUN: tidal-opt %s -p tidal --report -o %t.ll | FileCheck %s --check-prefix=REPORT
 ; RUN: FileCheck %s < %t.ll
+; RUN: FileCheck %s --check-prefix=FUNC < %t.ll
 ; RUN: tidal-opt %t.ll --emit=ptx -o %t.ptx
 ; RUN: %ptxas -arch=sm_90a %t.ptx -o %t.cubin
 ; REQUIRES: ptxas
@@ -7,7 +8,8 @@
 ; `if (tid >= n) return;` before __syncthreads(): a thread may leave while others still
 ; reach a full barrier. The IR rewrite, like the PTX pass (--emit=ptx), routes every full
 ; barrier and every return through one funnel: a barrier.cta.red.or.all on tidal's
-; barrier id, where finished threads keep joining until no thread waits at a barrier,
+; barrier id (in an internal noinline function, one per id: every lane of a warp reaches
+; the same barrier instruction), where finished threads keep joining until no thread waits at a barrier,
 ; then a switch back to the block after the barrier the thread stopped at.
 
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
@@ -27,7 +29,7 @@ target triple = "nvptx64-nvidia-cuda"
 ; CHECK:       [[FUN:tdl.funnel]]:
 ; CHECK-NEXT:    [[R:%tdl.resume[0-9]*]] = phi i32 [ -1, %tdl.funnel.resume ], [ 0, %work ], [ -1, %done ]
 ; CHECK-NEXT:    [[W:%[0-9]+]] = icmp ne i32 [[R]], -1
-; CHECK-NEXT:    [[ANY:%[0-9]+]] = call i1 @llvm.nvvm.barrier.cta.red.or.all(i32 [[ID:[0-9]+]], i1 [[W]])
+; CHECK-NEXT:    [[ANY:%[0-9]+]] = call i1 @__tidal_funnel_bar[[ID:[0-9]+]](i1 [[W]])
 ; CHECK-NEXT:    br i1 [[ANY]], label %tdl.funnel.resume, label %tdl.funnel.done
 ; CHECK:       tdl.funnel.switch:
 ; CHECK-NEXT:    switch i32 [[R]], label %tdl.funnel.bad [
@@ -86,7 +88,15 @@ done:
 ; The reshaped clone gets the same funnel.
 ; CHECK-LABEL: define ptx_kernel void @k2__tidal_reshaped(
 ; CHECK-NOT:   call void @llvm.nvvm.barrier.cta.sync.aligned.all
-; CHECK:       call i1 @llvm.nvvm.barrier.cta.red.or.all(i32 [[ID]],
+; CHECK:       call i1 @__tidal_funnel_bar[[ID]](
+; The funnel's barrier, once for both kernels (its own RUN line: the function sits
+; between the kernels).
+; FUNC:        define internal i1 @__tidal_funnel_bar[[ID:[0-9]+]](i1 %0) #[[ATTR:[0-9]+]] {
+; FUNC-NEXT:   entry:
+; FUNC-NEXT:     [[B:%[0-9]+]] = call i1 @llvm.nvvm.barrier.cta.red.or.all(i32 [[ID]], i1 %0)
+; FUNC-NEXT:     ret i1 [[B]]
+; FUNC-NOT:    define {{.*}}@__tidal_funnel_bar
+; FUNC:        attributes #[[ATTR]] = { convergent noinline nounwind }
 define ptx_kernel void @k2(ptr addrspace(1) %out, i32 %n) {
 entry:
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
