@@ -212,8 +212,36 @@ class AutotuneDiff(unittest.TestCase):
         tidal = "\n".join(l for l in self.TABLE.format(a=1, b=2, t="0.0116").splitlines() if "BLOCK_K=128" not in l)
         tidal += "\nTriton Error [CUDA]: invalid argument. Ignoring this choice.\n"
         lines, p, f, n = self.run_diff(self.TABLE.format(a=1, b=2, t="0.0116"), tidal)
-        self.assertEqual(f, 2, lines)   # the op (a choice not listed) and the ignored line
+        self.assertEqual(f, 2, lines)   # the op (a choice not listed; no stats: a complete table) and the ignored line
+        self.assertTrue(any("1 choice(s) ignored under tidal after the last table, 0 unmodified" in x for x in lines), lines)
         self.assertTrue(any("not listed" in x for x in lines), lines)
+
+    @staticmethod
+    def stats(n):
+        return 'Autotune Choices Stats:\n{"num_choices": %d, "num_triton_choices": %d, "best_kernel": "triton_mm_1"}\n' % (n, n - 1)
+
+    def test_out_of_the_best_ten_is_not_lost(self):
+        # the table shows the best few of num_choices: a choice that moved out of it is there
+        tidal = "\n".join(l for l in self.TABLE.format(a=1, b=2, t="0.0116").splitlines() if "BLOCK_K=128" not in l)
+        lines, p, f, n = self.run_diff(self.stats(20) + self.TABLE.format(a=1, b=2, t="0.0116"), self.stats(20) + tidal)
+        self.assertEqual((p, f, n), (1, 0, 1), lines)
+        self.assertTrue(any("1 of the unmodified side's best 3 outside tidal's" in x for x in lines), lines)
+
+    def test_fewer_choices_is_lost(self):
+        lines, p, f, n = self.run_diff(self.stats(20) + self.TABLE.format(a=1, b=2, t="0.0116"),
+                                       self.stats(19) + self.TABLE.format(a=1, b=2, t="0.0116"))
+        self.assertEqual((p, f), (0, 1), lines)
+        self.assertTrue(any("1 of 20 choices missing" in x for x in lines), lines)
+
+    def test_ignored_belongs_to_its_op(self):
+        # an ignored choice on both sides before the same op is no loss; one more under tidal is
+        ign = "Runtime error during autotuning: OutOfResources: shared memory\nIgnoring this choice.\n"
+        table = self.TABLE.format(a=1, b=2, t="0.0116")
+        lines, p, f, n = self.run_diff(ign + self.stats(20) + table, ign + self.stats(20) + table)
+        self.assertEqual((p, f), (1, 0), lines)
+        lines, p, f, n = self.run_diff(ign + self.stats(20) + table, ign + ign + self.stats(20) + table)
+        self.assertEqual((p, f), (0, 1), lines)
+        self.assertTrue(any("2 choice(s) ignored under tidal, 1 unmodified" in x for x in lines), lines)
 
     def test_nothing_in_common_exits_2(self):
         d = tempfile.mkdtemp()
