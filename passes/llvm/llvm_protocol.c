@@ -70,8 +70,7 @@ static LLVMValueRef funnel_barrier(irb *x, unsigned id, LLVMValueRef waiting) {
         LLVMDisposeBuilder(x->b);
         x->b = keep;
     }
-    LLVMValueRef call = LLVMBuildCall2(x->b, fty, fn, &waiting, 1, "");
-    return call;
+    return LLVMBuildCall2(x->b, fty, fn, &waiting, 1, "");
 }
 
 static LLVMValueRef load(irb *x, LLVMTypeRef t, LLVMValueRef p, const char *name) {
