@@ -42,12 +42,12 @@
 
 #include <stdint.h>
 
-#define TIDAL_ABI_VERSION 4
+#define TIDAL_ABI_VERSION 5
 #define TIDAL_CTL_SYMBOL "__tidal_ctl"
 #define TIDAL_RESHAPED_SUFFIX "__tidal_reshaped"
 #define TIDAL_NPARAMS_SUFFIX "__tidal_nparams" /* NAME + it: the clone's parameter count, as a size */
 #define TIDAL_MAX_SMS 256
-#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v4" /* .global defined in rewritten modules */
+#define TIDAL_MARKER_SYMBOL "__tidal_rewritten_v5" /* .global defined in rewritten modules */
 #define TIDAL_MARKER_BYTES 4                       /* the marker's size: no __tidal_ctl */
 #define TIDAL_MARKER_BYTES_CASE_B 8                /* the marker's size: __tidal_ctl too (case b) */
 /* Largest logical grid the protocol runs masked (the claim and guard words' fields);
@@ -152,13 +152,18 @@ typedef struct tidal_launch {
     uint32_t slot;            /* index of the launch's slot (not PROBE) */
     uint32_t epoch;           /* 1..TIDAL_EPOCH_MASK, one more than the slot's last launch (not PROBE) */
     uint32_t flags;           /* TIDAL_LAUNCH_* */
-    uint32_t base;            /* first logical block of the dynamic tickets (STATIC: workers*chunk) */
+    uint32_t base;            /* first logical block of the dynamic tickets (STATIC: workers x own chunk) */
     uint64_t key;             /* PROBE: high bits of the slot tag (| %gridid); 0 for %gridid alone */
     uint64_t sm_blocks;       /* HIST: where to count logical blocks per SM (uint64_t[TIDAL_MAX_SMS],
                                  the partition's sm_blocks); 0: read it from the partition */
     uint32_t sh_off;          /* the protocol's words: this many bytes into the dynamic shared
                                  memory, TIDAL_SH_OFFSET(the launch's own dynamic bytes) */
-    uint32_t reserved;        /* 0 */
+    uint32_t first;           /* STATIC in epoch mode (flags & (JOIN|STATIC|PROBE) == STATIC, the fast
+                                 path): logical blocks of each worker's own first chunk, so that
+                                 base = workers*max(first, chunk); 0 (or less than chunk): chunk.
+                                 A long kernel's own chunks (most of its blocks, no claim) can be
+                                 larger than its tickets (the tail, balanced). With PROBE a static
+                                 owner's own chunk is `chunk` whatever this says. Since ABI v5 */
 } tidal_launch;
 
 /* ---------------------------------------------------------------- the shared words
@@ -213,6 +218,7 @@ typedef struct tidal_launch {
 #define TIDAL_LAUNCH_OFF_KEY 40
 #define TIDAL_LAUNCH_OFF_SM_BLOCKS 48
 #define TIDAL_LAUNCH_OFF_SH_OFF 56
+#define TIDAL_LAUNCH_OFF_FIRST 60
 #define TIDAL_LAUNCH_BYTES 64
 
 #if defined(__cplusplus)
@@ -233,6 +239,7 @@ _Static_assert(__builtin_offsetof(tidal_launch, slot) == TIDAL_LAUNCH_OFF_SLOT, 
 _Static_assert(__builtin_offsetof(tidal_launch, key) == TIDAL_LAUNCH_OFF_KEY, "launch layout");
 _Static_assert(__builtin_offsetof(tidal_launch, sm_blocks) == TIDAL_LAUNCH_OFF_SM_BLOCKS, "launch layout");
 _Static_assert(__builtin_offsetof(tidal_launch, sh_off) == TIDAL_LAUNCH_OFF_SH_OFF, "launch layout");
+_Static_assert(__builtin_offsetof(tidal_launch, first) == TIDAL_LAUNCH_OFF_FIRST, "launch layout");
 _Static_assert(TIDAL_SH_OFF_CHUNK + 4 <= TIDAL_SH_BYTES && TIDAL_SH_BYTES % TIDAL_SH_ALIGN == 0 &&
                    TIDAL_SH_OFF_SLOT % 8 == 0 && TIDAL_SH_ALIGN >= 8,
                "shared words layout");

@@ -110,15 +110,16 @@ _Static_assert(TIDAL_SH_OFF_SLOT % 8 == 0 && TIDAL_SH_OFF_CHUNK + 4 <= TIDAL_SH_
 
 /* Count a chunk into sm_blocks (HIST: the hist operand, else the partition's pointer)
  * and exec_count (EXEC). RECORD: the chunk the block just ran (start at sh+20),
- * after it, so the loads never delay a logical block; RECORD_CHUNK: the chunk at xr2. */
-#define RECORD "\tld.shared.u32 \t%tdl_xr2, [%[sh]+" S(TIDAL_SH_OFF_CHUNK) "];\n" RECORD_CHUNK
-#define RECORD_CHUNK                                                                                                   \
+ * after it, so the loads never delay a logical block; RECORD_CHUNK(len): the chunk at xr2, of the operand len
+ * (chunk; START: first, a static worker's own chunk). */
+#define RECORD "\tld.shared.u32 \t%tdl_xr2, [%[sh]+" S(TIDAL_SH_OFF_CHUNK) "];\n" RECORD_CHUNK("chunk")
+#define RECORD_CHUNK(len)                                                                                              \
     "\tand.b32 \t%tdl_xr1, %[flags], 24;\n"                                                                            \
     "\tsetp.eq.u32 \t%tdl_xp2, %tdl_xr1, 0;\n"                                                                         \
     "\t@%tdl_xp2 bra.uni \t tdl_recorded;\n"                                                                           \
     "\tsetp.ge.u32 \t%tdl_xp2, %tdl_xr2, %[total];\n"                                                                  \
     "\t@%tdl_xp2 bra.uni \t tdl_recorded;\n"                                                                           \
-    "\tadd.u32 \t%tdl_xr3, %tdl_xr2, %[chunk];\n"                                                                      \
+    "\tadd.u32 \t%tdl_xr3, %tdl_xr2, %[" len "];\n"                                                                   \
     "\tmin.u32 \t%tdl_xr3, %tdl_xr3, %[total];\n"                                                                      \
     "\tand.b32 \t%tdl_xr1, %[flags], 8;\n"                                                                             \
     "\tsetp.eq.u32 \t%tdl_xp2, %tdl_xr1, 0;\n"                                                                         \
@@ -369,7 +370,7 @@ static const char claim_text[] =
 static const char start_text[] =
     REGS
     "\tmov.u32 \t%tdl_xr2, %[b0];\n"
-    RECORD_CHUNK
+    RECORD_CHUNK("first")
     "\tst.shared.u32 \t[%[sh]+" S(TIDAL_SH_OFF_CHUNK) "], %[total];\n"
     "\tsetp.ge.u32 \t%tdl_xp1, %[base], %[total];\n"
     "\t@%tdl_xp1 bra.uni \t tdl_out;\n"
@@ -460,7 +461,7 @@ static const tidal_operand claim_ops[] = {
     U32("phys"), U32("epoch"), U64("hist"), U64("sh"),
 };
 static const tidal_operand start_ops[] = {
-    U32("b0"), U64("ctl"), U32("flags"), U32("total"), U32("chunk"), U32("base"), U32("slotix"), U64("hist"),
+    U32("b0"), U64("ctl"), U32("flags"), U32("total"), U32("first"), U32("base"), U32("slotix"), U64("hist"),
     U64("sh"),
 };
 static const tidal_operand leave_ops[] = {

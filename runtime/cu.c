@@ -84,6 +84,8 @@ int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size
         OPT(MemsetD32Async, "cuMemsetD32Async"),
         OPT(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode"),
         OPT(StreamGetCaptureInfo, "cuStreamGetCaptureInfo"),
+        OPT(StreamWaitValue32, "cuStreamWaitValue32_v2"),
+        OPT(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2"),
         OPT(LibraryGetKernel, "cuLibraryGetKernel"),
         OPT(LibraryEnumerateKernels, "cuLibraryEnumerateKernels"),
 #undef REQ

@@ -67,6 +67,9 @@ typedef struct tidal_cu {
     CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
     CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
     CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);   /* the id only */
+    /* optional: duration samples without the host's launch gap (launch.c, the gate) */
+    CUresult (*StreamWaitValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
     /* optional: for the preload's hooks (CUkernel handles, launch.c) */
     CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
     CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);

@@ -286,6 +286,54 @@ static int take_sample(rt_duration *d, CUfunction f, uint32_t total, int clone)
     return i;
 }
 
+/* The sample gate. A launch on an idle stream starts a few microseconds after its start
+ * event fires: the event is queued first, and the launch call itself takes that long on
+ * the host. An eager model's GPU idles between launches, so a plain event pair timed
+ * BERT-large's GELU (15 us) at 20+ us and hybrid placement ran it as the clone. So a
+ * sampled launch's stream first waits (cuStreamWaitValue32, GEQ: a cyclic compare) on a
+ * pinned word for a fresh sequence number; the host raises the word to it once the start
+ * event, the launch and the end event are queued, and the three run back to back. The
+ * word only grows (a later number releases earlier waits too), so no wait outlives the
+ * release of its own number. */
+void rt_gate_init(void)
+{
+    rt.gate_state = -1;
+    if (!rt.cu->StreamWaitValue32 || !rt.cu->MemHostGetDevicePointer || !rt.cu->EventElapsedTime) return;
+    void *h = NULL;
+    if (rt.cu->MemAllocHost(&h, 64) != CUDA_SUCCESS || !h) return;
+    CUdeviceptr d = 0;
+    if (rt.cu->MemHostGetDevicePointer(&d, h, 0) != CUDA_SUCCESS || !d) {
+        rt.cu->MemFreeHost(h);
+        return;
+    }
+    memset(h, 0, 64);
+    rt.gate = h;
+    rt.gate_dev = d;
+    atomic_store(&rt.gate_seq, 0);
+    rt.gate_state = 1;
+}
+
+/* Hold stream s at the gate: the number to release it with, or 0 (no gate: the sample
+ * includes the launch gap). Called without rt.lock. */
+static uint32_t gate_hold(CUstream s)
+{
+    if (rt.gate_state != 1) return 0;
+    uint32_t seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;
+    if (seq == 0) seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;   /* 0 means "not held" */
+    if (rt.cu->StreamWaitValue32(s, rt.gate_dev, seq, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return 0;
+    return seq;
+}
+
+/* Raise the gate to seq (never lower it: cyclic order, as the wait compares). */
+static void gate_release(uint32_t seq)
+{
+    if (!seq) return;
+    _Atomic uint32_t *w = (_Atomic uint32_t *)rt.gate;
+    uint32_t cur = atomic_load(w);
+    while ((int32_t)(seq - cur) > 0 && !atomic_compare_exchange_weak(w, &cur, seq)) {
+    }
+}
+
 /* Short enough for the original: its own samples decide once there are any; before, a
  * clone's (a clone does the same work with a protocol on top). */
 static int measured_short(const rt_duration *d, float short_us)
@@ -470,12 +518,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     uint64_t workers = (uint64_t)occ * reach, chunk = 1;
     /* A measured kernel's chunks last about rt.chunk_us: a worker on an SM taken away
      * finishes its chunk before it leaves. */
-    uint64_t max_chunk = rt.max_chunk;
+    uint64_t max_chunk = rt.max_chunk, fit_chunk = 0;   /* fit_chunk: blocks in rt.chunk_us (measured) */
     float est_us = d ? (d->nclone ? d->clone_us : d->n ? d->us : 0) : 0;   /* a clone's, best */
     if (est_us > 0) {
         double block_us = est_us * (double)(workers < logical ? workers : logical) / (double)logical;
         double fit = rt.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
-        if (fit < (double)max_chunk) max_chunk = fit < 1 ? 1 : (uint64_t)fit;
+        fit_chunk = fit < 1 ? 1 : fit > (double)TIDAL_MAX_LOGICAL ? TIDAL_MAX_LOGICAL : (uint64_t)fit;
+        if (fit_chunk < max_chunk) max_chunk = fit_chunk;
     }
     tidal_launch *tl = &pl->tl;
     /* A graph replays its launches as captured: in persistent placement (partitions that
@@ -488,8 +537,20 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (chunk > max_chunk) chunk = max_chunk;
         uint64_t need = (logical + chunk - 1) / chunk;
         if (workers > need) workers = need;
+        /* A measured kernel of several waves: each worker's own chunk covers its share of
+         * rt.static_share percent of the grid, with no claim and no mask read (a claim is
+         * two round trips to L2 that the SM idles through: +4 us on a 1024-tile GEMM at
+         * one block per SM with chunks of 1), within the same time budget as a chunk; the
+         * tickets after it keep the small chunk, so the tail balances. */
+        uint64_t first = chunk;
+        if (fit_chunk && logical > workers) {
+            uint64_t f = logical * rt.static_share / 100 / workers;
+            if (f > fit_chunk) f = fit_chunk;
+            if (f > chunk && workers * f < logical) first = f;
+        }
         tl->flags = TIDAL_LAUNCH_STATIC;
-        tl->base = (uint32_t)(workers * chunk < logical ? workers * chunk : logical);
+        tl->first = first > chunk ? (uint32_t)first : 0;
+        tl->base = (uint32_t)(workers * first < logical ? workers * first : logical);
     } else {
         if (workers > logical) workers = logical;
         unsigned allowed = count_both(&p->mask, &b->sms);
@@ -509,8 +570,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     tl->chunk = (uint32_t)chunk;
     tl->sh_off = TIDAL_SH_OFFSET(q->smem);
     if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, cap_id, pl) : stream_slot(b, p)) != 0) {
-        /* the slot is found and reset on the device */
+        /* the slot is found and reset on the device; a probing static worker's own chunk
+         * is `chunk` (tidal_launch.first is for the epoch-mode fast path only) */
         tl->flags |= TIDAL_LAUNCH_PROBE;
+        if (tl->first) {
+            tl->first = 0;
+            tl->base = (uint32_t)(workers * chunk < logical ? workers * chunk : logical);
+        }
         tl->key = (++rt.next_key & 0xffffffull) << 40;
         if (capturing) atomic_fetch_add(&rt.n_graph_probe, 1);
     } else if (capturing) {
@@ -651,6 +717,7 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     CUstream s = pl->stream;
     if (pl->reset)
         r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s) : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
+    uint32_t gate = smp && r == CUDA_SUCCESS ? gate_hold(s) : 0;
     int recorded = smp && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
     } else if (q->ex) {
@@ -667,6 +734,7 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     }
     if (smp) {
         recorded = recorded && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        gate_release(gate);
         if (!recorded) cancel_sample(smp, q->f);
     }
     if (r == CUDA_SUCCESS && pl->remember) remember(q, pl, &a);
@@ -686,9 +754,11 @@ CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
     if (pl.original && pl.sample >= 0) {   /* the original, timed */
         rt_pending *smp = &rt.pending[pl.sample];
         CUstream s = pl.stream;
+        uint32_t gate = gate_hold(s);
         int rec = rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
         CUresult r = launch_as_given(q);
         rec = rec && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        gate_release(gate);
         if (!rec) cancel_sample(smp, q->f);
         *handled = 1;
         return r;

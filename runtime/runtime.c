@@ -348,6 +348,14 @@ static int init_driver_locked(unsigned flags)
         if (*end || v < 1 || v > 10000000) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_CHUNK_US=%s: want 1-10000000", cu);
         rt.chunk_us = (unsigned)v;
     }
+    const char *ss = getenv("TIDAL_STATIC_SHARE");
+    rt.static_share = 75;
+    if (ss && *ss) {
+        char *end;
+        long v = strtol(ss, &end, 10);
+        if (*end || v < 0 || v > 100) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_STATIC_SHARE=%s: want 0-100", ss);
+        rt.static_share = (unsigned)v;
+    }
     const char *pm = getenv("TIDAL_PLACEMENT");
     rt.place_mode = TIDAL_PLACE_HYBRID;
     if (pm && *pm) {
@@ -363,6 +371,7 @@ static int init_driver_locked(unsigned flags)
     const char *fi = getenv("TIDAL_FLOW_IN");
     rt.flow_in = !(fi && strcmp(fi, "0") == 0);
     CU_TRY(rt.cu->MemAllocHost((void **)&rt.pinned, 4096), "cuMemAllocHost(staging)");
+    rt_gate_init();
     rt.initialized = 1;
     int st = apply_env_partition();
     if (st) return st;
@@ -395,6 +404,7 @@ static void teardown_locked(void)
         if (rt.pending[i].end) rt.cu->EventDestroy(rt.pending[i].end);
     }
     if (rt.pinned) rt.cu->MemFreeHost(rt.pinned);
+    if (rt.gate) rt.cu->MemFreeHost((void *)rt.gate);
     if (rt.ctl_stream) rt.cu->StreamDestroy(rt.ctl_stream);
     if (rt.join_stream) rt.cu->StreamDestroy(rt.join_stream);
     for (unsigned i = 0; i < rt.fn_cap; i++) {

@@ -30,7 +30,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
   add_decl c0 '.weak .const .align 8 .u64 __tidal_ctl;'
   add_decl g1 '.weak .global .align 4 .u32 __tidal_rewritten_v3 = 1;'
   add_decl g0 '.weak .global .align 1 .b8 k_pw__tidal_nparams[3];'
-  add_decl e0 $'.weak .entry __tidal_rewritten_v4()\n{\n\tret;\n}'
+  add_decl e0 $'.weak .entry __tidal_rewritten_v5()\n{\n\tret;\n}'
   for v in k t tb g c1 c0 g1 g0 e0; do "$CUDA_HOME/bin/ptxas" -arch=sm_90a "$B/$v.ptx" -o "$B/$v.cubin"; done
   gcc -std=c17 -O2 -I"$CUDA_HOME/include" "$here/module_cost.c" -o "$B/module_cost" -L"$CUDA_HOME/lib64/stubs" -lcuda
   set +e

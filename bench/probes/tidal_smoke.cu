@@ -1,4 +1,4 @@
-// Smoke probe for the tidal rewrite (driver API, ABI v4; a clone's protocol words take
+// Smoke probe for the tidal rewrite (driver API, ABI v5; a clone's protocol words take
 // TIDAL_CLONE_SMEM(0) bytes of its dynamic shared memory, sh_off 0): saxpy from the corpus, original
 // vs rewritten in launch cases a, b, c-probe, c-epoch and c-static with a few masks, plus
 // rough timings. Usage: tidal_smoke ORIG.ptx REWRITTEN.ptx

@@ -227,7 +227,7 @@ body tl_body_of(LLVMValueRef f) {
  * value from the last derivation to the barrier and to LEAVE (mem2reg makes them SSA). */
 typedef struct launch_values {
     LLVMValueRef ctl, key, hist, sh;                                  /* i64 */
-    LLVMValueRef total, chunk, flags, base, phys, pid, epoch, slotix; /* i32 */
+    LLVMValueRef total, chunk, first, flags, base, phys, pid, epoch, slotix; /* i32 */
 } launch_values;
 
 static const struct {
@@ -238,7 +238,8 @@ static const struct {
     {"ctl", offsetof(launch_values, ctl), true},       {"key", offsetof(launch_values, key), true},
     {"hist", offsetof(launch_values, hist), true},     {"sh", offsetof(launch_values, sh), true},
     {"total", offsetof(launch_values, total), false},
-    {"chunk", offsetof(launch_values, chunk), false},  {"flags", offsetof(launch_values, flags), false},
+    {"chunk", offsetof(launch_values, chunk), false},  {"first", offsetof(launch_values, first), false},
+    {"flags", offsetof(launch_values, flags), false},
     {"base", offsetof(launch_values, base), false},    {"phys", offsetof(launch_values, phys), false},
     {"pid", offsetof(launch_values, pid), false},      {"epoch", offsetof(launch_values, epoch), false},
     {"slotix", offsetof(launch_values, slotix), false},
@@ -294,6 +295,7 @@ static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, co
         v->phys = v->total;
         LLVMValueRef c = LLVMBuildLShr(x->b, v->total, tl_c32(x, 11), "");
         v->chunk = umax(x, umin(x, c, tl_c32(x, 32)), tl_c32(x, 1));
+        v->first = v->chunk;
         v->flags = tl_c32(x, ORIGINAL_FLAGS);
         v->base = v->epoch = v->slotix = tl_c32(x, 0);
         v->key = gridid(x, vname(n, pre, "key"));
@@ -317,6 +319,8 @@ static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, co
         v->hist = launch_field(x, launch, TIDAL_LAUNCH_OFF_SM_BLOCKS, x->i64, vname(n, pre, "hist"));
         v->total = LLVMBuildMul(x->b, LLVMBuildMul(x->b, nx, ny, ""), nz, vname(n, pre, "total"));
         v->chunk = umin(x, umax(x, c, tl_c32(x, 1)), tl_c32(x, TIDAL_MAX_CHUNK));
+        LLVMValueRef f = launch_field(x, launch, TIDAL_LAUNCH_OFF_FIRST, x->i32, vname(n, pre, "first.param"));
+        v->first = umax(x, f, v->chunk);
         LLVMValueRef px = sreg(x, "nctaid.x");
         LLVMValueRef py = sreg(x, "nctaid.y");
         LLVMValueRef pxy = LLVMBuildMul(x->b, px, py, "");
@@ -325,6 +329,10 @@ static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, co
     }
     vname(n, pre, "chunk");
     LLVMSetValueName2(v->chunk, n, strlen(n));
+    if (launch) {
+        vname(n, pre, "first");
+        LLVMSetValueName2(v->first, n, strlen(n));
+    }
     /* the physical block's linear id; these sreg reads come after the body's were
      * collected, so they stay physical */
     LLVMValueRef kz = sreg(x, "ctaid.z");
@@ -562,7 +570,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     LLVMBuildCondBr(x->b, fast, fastb, enter);
     /* the chunk pid*chunk; none (a worker beyond the grid): the whole block exits */
     at(x, fastb);
-    LLVMValueRef b0f = LLVMBuildMul(x->b, lv.pid, lv.chunk, "tdl.b0.fast");
+    LLVMValueRef b0f = LLVMBuildMul(x->b, lv.pid, lv.first, "tdl.b0.fast");
     LLVMBuildCondBr(x->b, icmp(x, LLVMIntUGE, b0f, lv.total), quit, start);
     at(x, start);
     LLVMValueRef counting = LLVMBuildAnd(x->b, lv.flags, tl_c32(x, TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC), "");
@@ -572,7 +580,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
     snippet(x, &tidal_snippet_start, &lv, b0f, "");
     LLVMBuildBr(x->b, started);
     at(x, started);
-    LLVMBuildStore(x->b, umin(x, LLVMBuildAdd(x->b, b0f, lv.chunk, ""), lv.total), a_b1);
+    LLVMBuildStore(x->b, umin(x, LLVMBuildAdd(x->b, b0f, lv.first, ""), lv.total), a_b1);
     LLVMBuildStore(x->b, b0f, a_lin);
     LLVMBuildBr(x->b, logical);
     /* otherwise the leader enters the launch: slot, first chunk */

@@ -21,7 +21,7 @@
  *                     worker's own chunk first: no ENTER, no barrier before it); its
  *                     shared words are in its dynamic shared memory (@K__tidal_dsh +
  *                     tidal_launch.sh_off), so its static shared size is K's
- *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v4 weak addrspace(1) [2 x i32] 1, 1
+ *   @__tidal_ctl      weak addrspace(4) i64 0;  @__tidal_rewritten_v5 weak addrspace(1) [2 x i32] 1, 1
  *                     (8 bytes: the module has __tidal_ctl)
  *   @K__tidal_nparams weak addrspace(1) [N x i8]: N = the clone's parameter count
  *
@@ -46,7 +46,7 @@ _Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, 
                    offsetof(tidal_launch, epoch) == 28 && offsetof(tidal_launch, flags) == 32 &&
                    offsetof(tidal_launch, base) == 36 && offsetof(tidal_launch, key) == 40 &&
                    offsetof(tidal_launch, sm_blocks) == 48 && offsetof(tidal_launch, sh_off) == 56 &&
-                   offsetof(tidal_launch, reserved) == 60 && sizeof(tidal_launch) == 64 && TIDAL_LAUNCH_BYTES == 64,
+                   offsetof(tidal_launch, first) == 60 && sizeof(tidal_launch) == 64 && TIDAL_LAUNCH_BYTES == 64,
                "tidal_launch layout changed: update launch_type() in llvm_tidal.c");
 
 /* K__tidal_nparams: the clone's parameter count n as the global's size (abi/tidal_abi.h;

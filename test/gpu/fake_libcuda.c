@@ -3,7 +3,7 @@
  * mask flips, slot checks, reporting). It runs no PTX. "Device" memory is host memory; a
  * launch fills every buffer passed as a pointer parameter with bytes that depend only on
  * the entry name, the parameter index and the offset (so runs are "deterministic"), and, in
- * a module that defines the marker, does the bookkeeping a rewritten kernel does (ABI v4):
+ * a module that defines the marker, does the bookkeeping a rewritten kernel does (ABI v5):
  * one exec_count increment per logical block (case b; clones with TIDAL_LAUNCH_EXEC),
  * sm_blocks on the first allowed SM (case b; clones with TIDAL_LAUNCH_HIST; SM 0 and
  * violations + 1 for an empty mask when the launch has dynamic work), nothing for case b

@@ -23,6 +23,8 @@
 //   c-static1/MASK  STATIC, chunk chosen so that occupancy x allowed SMs workers cover the
 //              grid (one wave: the launch must not touch the slot at all)
 //   c-static/MASK   STATIC with dynamic tickets: base = workers x chunk < total
+//   c-static-first/MASK  STATIC, each worker's own chunk `first` (~3/4 of the grid / workers)
+//                   larger than the tickets' chunk: base = workers x first < total
 //   c-probe-static  PROBE + STATIC with tickets (graph-captured clone in a green context)
 //   c-ctl      c-epoch with launch.partition = 0: the partition comes from __tidal_ctl (not in
 //              modules without it: all original entries verbatim, a 4-byte marker)
@@ -778,7 +780,8 @@ static std::vector<Step> spec_steps(const Spec &sp, const std::vector<Mask> &mas
             if (!b_original || masks[i].name == "all" || masks[i].name == "empty")
                 add(S_B, "b/" + masks[i].name, (int)i);
         const struct { th::CloneMode cm; const char *name; } cms[] = {
-            {th::C_PROBE, "c-probe"}, {th::C_EPOCH, "c-epoch"}, {th::C_STATIC1, "c-static1"}, {th::C_STATIC, "c-static"}};
+            {th::C_PROBE, "c-probe"}, {th::C_EPOCH, "c-epoch"}, {th::C_STATIC1, "c-static1"}, {th::C_STATIC, "c-static"},
+            {th::C_STATIC_FIRST, "c-static-first"}};
         for (auto &c : cms)
             for (size_t i = 0; i < masks.size(); i++) add(S_CLONE, std::string(c.name) + "/" + masks[i].name, (int)i, c.cm);
         add(S_CLONE, "c-probe-static", 0, th::C_PROBE_STATIC);
@@ -791,6 +794,7 @@ static std::vector<Step> spec_steps(const Spec &sp, const std::vector<Mask> &mas
         add(S_CLONE, "flip-c-probe", 0, th::C_PROBE, false, true);
         add(S_CLONE, "flip-c-epoch", 0, th::C_EPOCH, false, true);
         add(S_CLONE, "flip-c-static", 0, th::C_STATIC, false, true);
+        add(S_CLONE, "flip-c-static-first", 0, th::C_STATIC_FIRST, false, true);
     }
     if (sp.join) {
         add(S_JOIN, "join-ctl", 0, th::C_EPOCH, false, false, false);

@@ -30,7 +30,7 @@
 
 #include "tidal_abi.h"
 
-static_assert(TIDAL_ABI_VERSION == 4, "these helpers speak ABI v4");
+static_assert(TIDAL_ABI_VERSION == 5, "these helpers speak ABI v5");
 static_assert(sizeof(tidal_launch) == TIDAL_LAUNCH_BYTES && TIDAL_LAUNCH_BYTES == 64, "launch layout");
 static_assert(sizeof(tidal_slot) == TIDAL_SLOT_BYTES, "slot layout");
 static_assert(sizeof(tidal_partition) == TIDAL_PARTITION_HEADER, "partition layout");
@@ -114,6 +114,8 @@ enum CloneMode {
     C_STATIC1,        // epoch mode, STATIC, chunk so that the workers cover the grid when they can
     C_STATIC,         // epoch mode, STATIC with dynamic tickets after the own chunks
     C_PROBE_STATIC,   // PROBE + STATIC with dynamic tickets (a graph-captured clone in a green context)
+    C_STATIC_FIRST,   // as C_STATIC, each worker's own chunk (first) about 3/4 of the grid / workers: larger
+                      // than the tickets (libtidal's choice for a measured long kernel)
     C_NOHIST,         // as C_EPOCH without HIST / EXEC: exec_count and sm_blocks stay untouched
 };
 
@@ -145,7 +147,8 @@ struct Plan {
     std::string describe() const
     {
         char b[256];
-        snprintf(b, sizeof b, "workers %u chunk %u base %u flags %u", workers, tl.chunk, tl.base, tl.flags);
+        snprintf(b, sizeof b, "workers %u chunk %u first %u base %u flags %u", workers, tl.chunk, tl.first, tl.base,
+                 tl.flags);
         std::string s = b;
         if (!probe()) s += " slot " + std::to_string(tl.slot) + " epoch " + std::to_string(tl.epoch);
         if (is_static()) s += dynamic_work() ? " (static + tickets)" : " (one wave: no slot memory)";
@@ -191,6 +194,7 @@ inline Plan plan_clone(CloneMode m, int occ, int nsm, int allowed, const unsigne
         break;
     }
     case C_STATIC:
+    case C_STATIC_FIRST:
     case C_PROBE_STATIC: {
         tl.chunk = clamp_chunk(logical / (o * S * 8));
         uint64_t cover = ceil_div(logical, tl.chunk);
@@ -200,12 +204,17 @@ inline Plan plan_clone(CloneMode m, int occ, int nsm, int allowed, const unsigne
             p.halved = true;
         }
         tl.flags = TIDAL_LAUNCH_STATIC | rec | (m == C_PROBE_STATIC ? TIDAL_LAUNCH_PROBE : 0);
+        if (m == C_STATIC_FIRST && workers >= 1) {
+            uint64_t first = std::max<uint64_t>(tl.chunk, logical * 3 / 4 / workers);
+            if (workers * first < logical) tl.first = (uint32_t)first;   // else no tickets: C_STATIC's
+        }
         break;
     }
     }
     if (workers < 1) workers = 1;
     p.workers = (unsigned)workers;
-    if (tl.flags & TIDAL_LAUNCH_STATIC) tl.base = (uint32_t)(workers * tl.chunk);   // exactly phys x chunk
+    // exactly phys x (own chunk); tidal_launch.first below chunk means chunk (abi/tidal_abi.h)
+    if (tl.flags & TIDAL_LAUNCH_STATIC) tl.base = (uint32_t)(workers * std::max(tl.chunk, tl.first));
     if (!(tl.flags & TIDAL_LAUNCH_PROBE)) {
         tl.slot = slot;
         tl.epoch = epoch;

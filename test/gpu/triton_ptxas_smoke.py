@@ -34,7 +34,7 @@ def check(ok, what):
 
 def rewritten(k):
     cubin = k.asm.get("cubin", b"")
-    return b"__tidal_rewritten_v4" in cubin and b"__tidal_reshaped" in cubin
+    return b"__tidal_rewritten_v5" in cubin and b"__tidal_reshaped" in cubin
 
 print("TRITON_PTXAS_PATH =", os.environ.get("TRITON_PTXAS_PATH"), "triton", triton.__version__, flush=True)
 x = torch.randn(1 << 20, device="cuda"); y = torch.randn_like(x); o = torch.empty_like(x)

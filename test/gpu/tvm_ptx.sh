@@ -64,7 +64,7 @@ for stem in $(grep -v '^#' "$SRC/launch.txt" | awk '{print $2}' | sort -u); do
       bad "$stem: ptxas $d/$stem.ptx: $(head -3 "$O/logs/$stem.$d.ptxas.log" | tr '\n' ' ')"
   done
   for d in tidal nvcc-tidal; do
-    grep -q '__tidal_rewritten_v4' "$O/$d/$stem.ptx" || bad "$stem: $d/$stem.ptx not rewritten: $(grep refused "$O/$d/$stem.report" | head -2 | tr '\n' ' ')"
+    grep -q '__tidal_rewritten_v5' "$O/$d/$stem.ptx" || bad "$stem: $d/$stem.ptx not rewritten: $(grep refused "$O/$d/$stem.report" | head -2 | tr '\n' ' ')"
   done
   echo "ok $stem: tidal-opt: $(sed -n 1p "$O/tidal/$stem.report" | sed 's/^.*: //'); tidal-nvcc: $(sed -n 1p "$O/nvcc-tidal/$stem.report" | sed 's/^.*: //')"
 done

@@ -77,7 +77,35 @@ static struct {
     unsigned char buf[256];
     size_t bufsize;
     int via_ex, nattrs, calls;
+    int gate_held;   /* a sample gate wait was queued and its word was below it at launch time */
 } last;
+
+/* The sample gate (launch.c): stream waits on a pinned word. fake_waits counts them; the
+ * last one's address, value and flags are kept. "Device" pointers of host memory are the
+ * host pointers. */
+static unsigned fake_waits;
+static CUdeviceptr fake_wait_addr;
+static cuuint32_t fake_wait_value;
+static unsigned fake_wait_flags;
+static CUresult f_waitvalue(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned fl)
+{
+    (void)s;
+    fake_waits++;
+    fake_wait_addr = a;
+    fake_wait_value = v;
+    fake_wait_flags = fl;
+    return CUDA_SUCCESS;
+}
+static CUresult f_hostdevptr(CUdeviceptr *d, void *h, unsigned fl)
+{
+    (void)fl;
+    *d = (CUdeviceptr)h;
+    return CUDA_SUCCESS;
+}
+static int fake_gate_below(void)
+{
+    return fake_wait_addr && (int32_t)(*(volatile uint32_t *)fake_wait_addr - fake_wait_value) < 0;
+}
 
 static CUresult f_init(unsigned x) { (void)x; return CUDA_SUCCESS; }
 static CUresult f_errname(CUresult r, const char **s) { *s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_X"; return CUDA_SUCCESS; }
@@ -266,6 +294,7 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 {
     memset(&last, 0, sizeof last);
     last.calls = 1;
+    last.gate_held = fake_gate_below();
     last.f = f;
     last.grid[0] = gx, last.grid[1] = gy, last.grid[2] = gz;
     last.block[0] = bx, last.block[1] = by, last.block[2] = bz;
@@ -353,6 +382,7 @@ static tidal_cu fake = {
     .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
     .LaunchKernelEx = f_launchex,
     .ThreadExchangeStreamCaptureMode = f_capmode,
+    .StreamWaitValue32 = f_waitvalue, .MemHostGetDevicePointer = f_hostdevptr,
 };
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
@@ -393,6 +423,10 @@ static void fake_reset(void)
     fake_errors = 0;
     fake_error_log[0] = '\0';
     fake_ms = 0.005f;
+    fake_waits = 0;
+    fake_wait_addr = 0;
+    fake_wait_value = 0;
+    fake_wait_flags = ~0u;
     memset(&last, 0, sizeof last);
 }
 

@@ -399,6 +399,82 @@ static void test_launch_hybrid(void **state)
     tidal_stream_bind(s, NULL);
 }
 
+/* A timed launch runs behind the sample gate: its stream waits (GEQ) on a pinned word
+ * that is still below the wait's value when the launch is queued and is raised to it
+ * after the end event; launches that are not timed queue no wait. */
+static void test_sample_gate(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("g", "all", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x74;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    fake_ms = 0.005f;
+    /* the first clone is timed, behind the gate */
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(fake_waits, 1);
+    assert_int_equal(fake_wait_flags, CU_STREAM_WAIT_VALUE_GEQ);
+    assert_true(last.gate_held);
+    assert_false(fake_gate_below());   /* released after the end event */
+    cuuint32_t first = fake_wait_value;
+    /* its sample is still in flight: the next clone is not timed, no wait */
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(fake_waits, 1);
+    assert_false(last.gate_held);
+    /* the sample completes (short): the original's trial is timed behind the gate too */
+    fake_running = 0;
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fk);
+    assert_int_equal(fake_waits, 2);
+    assert_true(last.gate_held);
+    assert_false(fake_gate_below());
+    assert_true((int32_t)(fake_wait_value - first) > 0);
+    tidal_stream_bind(s, NULL);
+}
+
+/* A measured kernel of several waves placed where all its SMs are allowed: each
+ * worker's own chunk (tidal_launch.first) covers its share of 3/4 of the grid, within
+ * TIDAL_CHUNK_US; the tickets after it keep a small chunk. Unmeasured: first = 0. */
+static void test_static_first_chunk(void **state)
+{
+    (void)state;
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("f", "all", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x75;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    tidal_launch tl;
+    int occ = 0;
+    fake.OccupancyMaxActiveBlocksPerMultiprocessor(&occ, (CUfunction)&fkc, 256, 0);
+    const uint64_t workers = (uint64_t)occ * 132, logical = 100000;
+    fake_ms = 0.1f;   /* 100 us for the grid: long, the clone (hybrid placement) */
+    assert_int_equal(tidal_launch_kernel(&fk, (unsigned)logical, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.flags & TIDAL_LAUNCH_STATIC, TIDAL_LAUNCH_STATIC);
+    assert_int_equal(tl.first, 0);   /* not measured yet */
+    assert_int_equal(tl.base, (uint32_t)(workers * tl.chunk));
+    fake_running = 0;
+    assert_int_equal(tidal_launch_kernel(&fk, (unsigned)logical, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    /* one logical block per worker takes 100 us * workers / logical; 20 us fit this many */
+    uint64_t fit = (uint64_t)(20.0 / (100.0 * (double)workers / (double)logical));
+    uint64_t want = logical * 3 / 4 / workers;
+    if (want > fit) want = fit;
+    if (want <= tl.chunk) fail_msg("workers %llu chunk %u fit %llu want %llu", (unsigned long long)workers, tl.chunk,
+                                   (unsigned long long)fit, (unsigned long long)want);
+    assert_int_equal(tl.first, (uint32_t)want);
+    assert_int_equal(tl.base, (uint32_t)(last.grid[0] * tl.first));
+    assert_true(tl.base < logical);
+    assert_int_equal(last.grid[0], (unsigned)workers);
+    tidal_stream_bind(s, NULL);
+}
+
 /* A stream's epoch wraps at TIDAL_EPOCH_MASK: before the launch that restarts at 1 the
  * runtime zeroes the slot's claim and guard words on the stream. */
 static void test_epoch_wrap(void **state)
@@ -1015,6 +1091,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_static, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_hybrid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_gate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_static_first_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_wrap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partition_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_passthrough, setup, teardown),

@@ -252,9 +252,9 @@ def build_one(opname, outdir, shim_dir, shim_log, cuda_bin, tidal_objdump):
         f.write(bytes(ptx))
     with open(os.path.join(outdir, f"{opname}.tidal.ptx"), "wb") as f:
         f.write(bytes(tptx))
-    if b"__tidal_rewritten_v4" not in bytes(tptx):
+    if b"__tidal_rewritten_v5" not in bytes(tptx):
         raise SystemExit(f"{opname}: tidal-nvcc PTX has no rewrite marker")
-    if b"__tidal_rewritten_v4" in bytes(ptx):
+    if b"__tidal_rewritten_v5" in bytes(ptx):
         raise SystemExit(f"{opname}: plain-nvcc PTX is already rewritten (PATH?)")
 
     od = subprocess.run([tidal_objdump, fatbin], capture_output=True, text=True)

@@ -8,10 +8,10 @@
 // ORIG_DIR/<stem>.ptx and TIDAL_DIR/<stem>.ptx (cuModuleLoadDataEx, driver JIT), fills the
 // inputs with fixed pseudo-random floats in [-1, 1), poisons the outputs (0xA5C3E17B words)
 // before every run, and checks, bit for bit against the original kernel's output, the
-// launch cases of abi/tidal_abi.h (ABI v4) as test/gpu/harness.cu runs them (the clone
+// launch cases of abi/tidal_abi.h (ABI v5) as test/gpu/harness.cu runs them (the clone
 // plans and the slot-table check come from test/gpu/harness_common.h):
 //   ref        original entry, original grid, run twice: identical, and no output word left poisoned
-//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v4, ENTRY and
+//   module     the rewritten module defines __tidal_ctl, __tidal_rewritten_v5, ENTRY and
 //              ENTRY__tidal_reshaped
 //   a          rewritten ENTRY, original grid, __tidal_ctl = 0
 //   b/MASK     rewritten ENTRY, original grid, __tidal_ctl -> a partition with MASK (probe mode)

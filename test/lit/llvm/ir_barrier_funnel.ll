@@ -73,7 +73,7 @@ done:
 ; and after the chunk the exit of the whole block when the launch has no tickets.
 ; CHECK-LABEL: define ptx_kernel void @k__tidal_reshaped(
 ; CHECK:       tdl.fast.chunk:
-; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.chunk
+; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.first
 ; CHECK-NEXT:    [[FNONE:%[0-9]+]] = icmp uge i32 %tdl.b0.fast, %tdl.total
 ; CHECK-NEXT:    br i1 [[FNONE]], label %tdl.exit, label %tdl.start
 ; CHECK:       tdl.started:

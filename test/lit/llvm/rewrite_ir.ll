@@ -77,7 +77,7 @@ entry:
 ; the module globals of abi/tidal_abi.h, __tidal_sh (TIDAL_SH_BYTES, align 8) and the
 ; clones' extern arrays K__tidal_dsh
 ; CHECK-DAG: @__tidal_ctl = weak addrspace(4) externally_initialized global i64 0, align 8
-; CHECK-DAG: @__tidal_rewritten_v4 = weak addrspace(1) global [2 x i32] [i32 1, i32 1], align 4
+; CHECK-DAG: @__tidal_rewritten_v5 = weak addrspace(1) global [2 x i32] [i32 1, i32 1], align 4
 ; per clone, its parameter count as the size of K__tidal_nparams (the runtime reads it)
 ; CHECK-DAG: @guarded__tidal_nparams = weak addrspace(1) global [3 x i8] zeroinitializer, align 1
 ; CHECK-DAG: @reverse__tidal_nparams = weak addrspace(1) global [2 x i8] zeroinitializer, align 1
@@ -238,7 +238,7 @@ entry:
 ; CHECK-NEXT:    br i1 %tdl.fast, label %tdl.fast.chunk, label %tdl.enter
 ; every thread computes its own chunk; none: the whole block exits
 ; CHECK:       tdl.fast.chunk:
-; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.chunk
+; CHECK-NEXT:    %tdl.b0.fast = mul i32 %tdl.pid, %tdl.first
 ; CHECK-NEXT:    [[FNONE:%[0-9]+]] = icmp uge i32 %tdl.b0.fast, %tdl.total
 ; CHECK-NEXT:    br i1 [[FNONE]], label %tdl.exit, label %tdl.start
 ; the leader STARTs the chunk unless there is nothing to count and no claim follows
@@ -252,7 +252,7 @@ entry:
 ; START, by the leader: no outputs, b0 an input (b0, ctl, flags, total, chunk, base,
 ; slotix, hist, sh)
 ; CHECK:       tdl.start.leader:
-; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,l,r,r,r,r,r,l,l,~{memory}"(i32 %tdl.b0.fast, i64 %tdl.ctl, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.chunk, i32 %tdl.base, i32 %tdl.slotix, i64 %tdl.hist, i64 %tdl.sh) #[[SNIPPET]]
+; CHECK-NEXT:    call void asm sideeffect "{\0A{{.*}}}", "r,l,r,r,r,r,r,l,l,~{memory}"(i32 %tdl.b0.fast, i64 %tdl.ctl, i32 %tdl.flags, i32 %tdl.total, i32 %tdl.first, i32 %tdl.base, i32 %tdl.slotix, i64 %tdl.hist, i64 %tdl.sh) #[[SNIPPET]]
 ; CHECK-NEXT:    br label %tdl.started
 ; straight to the logical blocks: no ENTER, no publish, no barrier
 ; CHECK:       tdl.started:
