@@ -1,7 +1,7 @@
 #!/bin/bash
 # The tidal GPU benchmark (needs an NVIDIA GPU, nvcc, the driver). Builds
 # tidal-opt, compiles bench/gpu/bench_kernels.cu to PTX, rewrites it, runs
-# tidal_bench (ABI v4: abi/tidal_abi.h), and keeps the log in
+# tidal_bench (ABI v5: abi/tidal_abi.h), and keeps the log in
 # ${OUT:-bench/results}/tidal-bench.log (tidal-bench-tiny.log for `tiny`).
 #
 #   bench/gpu/run.sh [--build-only] [tiny]
