@@ -302,6 +302,22 @@ static int init_locked(unsigned flags)
     return st;
 }
 
+/* *out = the decimal value of environment variable name in [lo, hi], or dflt when it is
+ * unset or empty; TIDAL_ERR_PARSE (and *out unchanged) for anything else. */
+static int env_unsigned(const char *name, long lo, long hi, unsigned dflt, unsigned *out)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) {
+        *out = dflt;
+        return TIDAL_OK;
+    }
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (*end || v < lo || v > hi) return tidal__fail(TIDAL_ERR_PARSE, "%s=%s: want %ld-%ld", name, e, lo, hi);
+    *out = (unsigned)v;
+    return TIDAL_OK;
+}
+
 static int init_driver_locked(unsigned flags)
 {
     CU_TRY(rt.cu->Init(0), "cuInit");
@@ -323,39 +339,11 @@ static int init_driver_locked(unsigned flags)
     rt.nsm = (unsigned)v;
     v = 0;
     if (rt.cu->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, rt.dev) == CUDA_SUCCESS) rt.is_mps = v != 0;
-    const char *mc = getenv("TIDAL_MAX_CHUNK");
-    rt.max_chunk = 32;
-    if (mc && *mc) {
-        char *end;
-        long v = strtol(mc, &end, 10);
-        if (*end || v < 1 || v > TIDAL_MAX_CHUNK)
-            return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_MAX_CHUNK=%s: want 1-%d", mc, TIDAL_MAX_CHUNK);
-        rt.max_chunk = (unsigned)v;
-    }
-    const char *su = getenv("TIDAL_SHORT_US");
-    rt.short_us = 20;
-    if (su && *su) {
-        char *end;
-        long v = strtol(su, &end, 10);
-        if (*end || v < 0 || v > 10000000) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_SHORT_US=%s: want 0-10000000", su);
-        rt.short_us = (unsigned)v;
-    }
-    const char *cu = getenv("TIDAL_CHUNK_US");
-    rt.chunk_us = 20;
-    if (cu && *cu) {
-        char *end;
-        long v = strtol(cu, &end, 10);
-        if (*end || v < 1 || v > 10000000) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_CHUNK_US=%s: want 1-10000000", cu);
-        rt.chunk_us = (unsigned)v;
-    }
-    const char *ss = getenv("TIDAL_STATIC_SHARE");
-    rt.static_share = 75;
-    if (ss && *ss) {
-        char *end;
-        long v = strtol(ss, &end, 10);
-        if (*end || v < 0 || v > 100) return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_STATIC_SHARE=%s: want 0-100", ss);
-        rt.static_share = (unsigned)v;
-    }
+    int st = env_unsigned("TIDAL_MAX_CHUNK", 1, TIDAL_MAX_CHUNK, 32, &rt.max_chunk);
+    if (!st) st = env_unsigned("TIDAL_SHORT_US", 0, 10000000, 20, &rt.short_us);
+    if (!st) st = env_unsigned("TIDAL_CHUNK_US", 1, 10000000, 20, &rt.chunk_us);
+    if (!st) st = env_unsigned("TIDAL_STATIC_SHARE", 0, 100, 75, &rt.static_share);
+    if (st) return st;
     const char *pm = getenv("TIDAL_PLACEMENT");
     rt.place_mode = TIDAL_PLACE_HYBRID;
     if (pm && *pm) {
@@ -373,7 +361,7 @@ static int init_driver_locked(unsigned flags)
     CU_TRY(rt.cu->MemAllocHost((void **)&rt.pinned, 4096), "cuMemAllocHost(staging)");
     rt_gate_init();
     rt.initialized = 1;
-    int st = apply_env_partition();
+    st = apply_env_partition();
     if (st) return st;
     const char *nd = getenv("TIDAL_NO_DAEMON");
     if (!(flags & TIDAL_INIT_NO_DAEMON) && !(nd && *nd && strcmp(nd, "0") != 0)) {

@@ -886,7 +886,18 @@ static void test_env_partition(void **state)
     setenv("TIDAL_PARTITION", "b e", 1);
     assert_int_equal(tidal_init(0), TIDAL_ERR_PARSE);
     unsetenv("TIDAL_PARTITION");
+    /* the numeric knobs: out of range or not a number is an error that names them */
+    static const char *const bad[][2] = {{"TIDAL_STATIC_SHARE", "101"}, {"TIDAL_CHUNK_US", "0"},
+                                         {"TIDAL_MAX_CHUNK", "65"}, {"TIDAL_SHORT_US", "2x"}};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv(bad[i][0], bad[i][1], 1);
+        assert_int_equal(tidal_init(0), TIDAL_ERR_PARSE);
+        assert_non_null(strstr(tidal_last_error(), bad[i][0]));
+        unsetenv(bad[i][0]);
+    }
+    setenv("TIDAL_STATIC_SHARE", "0", 1);
     assert_int_equal(tidal_init(0), TIDAL_OK);
+    unsetenv("TIDAL_STATIC_SHARE");
 }
 
 /* The first launch libtidal sees may be inside a global-mode stream capture: its init
