@@ -57,10 +57,7 @@ int vasprintf_portable(char **out, const char *fmt, va_list ap) {
     return vsnprintf(*out, (size_t)n + 1, fmt, ap);
 }
 
-void tl_oom(void) {
-    fputs("tidal-opt: internal error: out of memory\n", stderr);
-    exit(70);
-}
+void tl_oom(void) { ptx_ice("out of memory"); }
 
 const char *tl_value_name(LLVMValueRef v) {
     size_t n;

@@ -199,9 +199,7 @@ void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPass
     LLVMErrorRef e = LLVMRunPassesOnFunction(f, "reg2mem", tm, po);
     if (e) {
         char *msg = LLVMGetErrorMessage(e);
-        fprintf(stderr, "tidal-opt: internal error: reg2mem: %s\n", msg);
-        LLVMDisposeErrorMessage(msg);
-        exit(70);
+        ptx_ice("reg2mem: %s", msg);
     }
     /* reg2mem's marker instruction (a no-op bitcast) */
     for (LLVMValueRef i = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(f)); i;) {
@@ -688,8 +686,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
             LLVMBasicBlockRef site = LLVMGetInstructionParent(bars[k]);
             LLVMValueRef br = LLVMGetNextInstruction(bars[k]);
             if (!br || LLVMGetInstructionOpcode(br) != LLVMBr || LLVMIsConditional(br)) {
-                fprintf(stderr, "tidal-opt: internal error: a barrier the funnel takes does not end its block\n");
-                exit(70);
+                ptx_ice("a barrier the funnel takes does not end its block");
             }
             LLVMBasicBlockRef after = LLVMGetSuccessor(br, 0);
             LLVMInstructionEraseFromParent(br);

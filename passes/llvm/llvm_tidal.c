@@ -255,9 +255,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
     LLVMDisposeTargetMachine(tm);
     char *msg = NULL;
     if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
-        fprintf(stderr, "tidal-opt: internal error: the rewritten IR does not verify: %s\n", msg ? msg : "");
-        LLVMDisposeMessage(msg);
-        exit(70);
+        ptx_ice("the rewritten IR does not verify: %s", msg ? msg : "");
     }
     LLVMDisposeMessage(msg);
     return 0;
