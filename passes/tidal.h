@@ -13,12 +13,25 @@ typedef enum tidal_verdict {
     TIDAL_REFUSED,
 } tidal_verdict;
 
+/* How a rewritten kernel's exits and barriers are made safe (docs/design.md, "Exits and
+ * barriers"); tidal_exit_mode_name gives the report's word for it. */
+typedef enum tidal_exit_mode {
+    TIDAL_EXIT_NONE,       /* not rewritten */
+    TIDAL_EXIT_NO_BARRIERS,
+    TIDAL_EXIT_CONVERGENT, /* exits convergent: threads that leave wait at tidal's barrier */
+    TIDAL_EXIT_FUNNEL,     /* the body's full barriers and exits through one funnel barrier */
+} tidal_exit_mode;
+
+/* "no-barriers", "convergent-exits", "barrier-funnel" ("" for TIDAL_EXIT_NONE). */
+const char *tidal_exit_mode_name(tidal_exit_mode m);
+
 typedef struct tidal_kernel_report {
     const char *name;
     tidal_verdict verdict;
     const char *reason;      /* refusal reason: a stable short code, e.g. "clusters" */
     const char *detail;      /* human explanation with a line number */
-    const char *exit_mode;   /* "no-barriers", "convergent-exits", "barrier-funnel" */
+    tidal_exit_mode exit_mode;
+    unsigned bar_id;         /* rewritten: the barrier id tidal's own barriers use */
     unsigned regs_added;     /* virtual registers the rewrite declares */
     unsigned barrier_between_blocks; /* 1 when logical blocks are separated by bar.sync */
     unsigned original_verbatim; /* 1 when the original entry was left byte-identical: no launch

@@ -12,6 +12,16 @@ static void json_str(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+const char *tidal_exit_mode_name(tidal_exit_mode m) {
+    switch (m) {
+    case TIDAL_EXIT_NO_BARRIERS: return "no-barriers";
+    case TIDAL_EXIT_CONVERGENT: return "convergent-exits";
+    case TIDAL_EXIT_FUNNEL: return "barrier-funnel";
+    case TIDAL_EXIT_NONE: break;
+    }
+    return "";
+}
+
 void tidal_report_print_text(const tidal_report *r, FILE *out) {
     unsigned rewritten = 0;
     for (unsigned i = 0; i < r->nkernels; i++) rewritten += r->kernels[i].verdict == TIDAL_REWRITTEN;
@@ -20,7 +30,8 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
     for (unsigned i = 0; i < r->nkernels; i++) {
         const tidal_kernel_report *k = &r->kernels[i];
         if (k->verdict == TIDAL_REWRITTEN)
-            fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s%s\n", k->name, k->line, k->exit_mode,
+            fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s%s\n", k->name, k->line,
+                    tidal_exit_mode_name(k->exit_mode),
                     k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "",
                     !k->original_verbatim ? ""
                     : k->verbatim_shared  ? ", original entry verbatim (dynamic shared memory: no case b)"
@@ -47,7 +58,7 @@ void tidal_report_print_json(const tidal_report *r, FILE *out) {
                 k->verdict == TIDAL_REWRITTEN ? "rewritten" : "refused");
         if (k->verdict == TIDAL_REWRITTEN) {
             fputs(", \"exit_mode\": ", out);
-            json_str(out, k->exit_mode);
+            json_str(out, tidal_exit_mode_name(k->exit_mode));
             fprintf(out, ", \"registers_added\": %u, \"barrier_between_blocks\": %s, \"original_verbatim\": %s",
                     k->regs_added, k->barrier_between_blocks ? "true" : "false",
                     k->original_verbatim ? "true" : "false");

@@ -397,10 +397,10 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         const char *obstacle =
             conv_full && private_id >= 0 ? NULL : funnel_obstacle(c, f, x, private_id, &obstacle_tok);
         if (conv_full && private_id >= 0) {
-            r->exit_mode = "convergent-exits";
+            r->exit_mode = TIDAL_EXIT_CONVERGENT;
             pl->bar_id = (unsigned)private_id;
         } else if (conv_full && conv_all) {
-            r->exit_mode = "convergent-exits";
+            r->exit_mode = TIDAL_EXIT_CONVERGENT;
             pl->bar_id = 0;
         } else if (!obstacle) {
             /* Full barriers are plain bar.sync/barrier.sync in the body: route them
@@ -408,7 +408,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
              * One barrier instruction for all sites matters: barrier.red at several
              * places, reached by lanes of one warp at different places, ran the
              * wrong lanes through the body on the H200 (docs/design.md). */
-            r->exit_mode = "barrier-funnel";
+            r->exit_mode = TIDAL_EXIT_FUNNEL;
             pl->funnel = true;
             pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
         } else if (conv_full) {
@@ -432,8 +432,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             return false;
         }
     } else {
-        r->exit_mode = "no-barriers";
+        r->exit_mode = TIDAL_EXIT_NO_BARRIERS;
     }
+    r->bar_id = pl->bar_id;
     bool *between_barrier = &pl->between_barrier;
     *between_barrier = x->shared_mem || x->cta_barrier || x->warp_sync;
     /* Dynamic shared memory starts after the static variables, which ptxas pads to the

@@ -465,7 +465,7 @@ void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
             if (LLVMIsAReturnInst(i)) nret++;
         }
     /* barrier funnel: the full barriers, each ending its block (tl_funnel_prepare) */
-    bool funnel = v->exit_mode && !strcmp(v->exit_mode, "barrier-funnel");
+    bool funnel = v->exit_mode == TIDAL_EXIT_FUNNEL;
     unsigned nbar = 0;
     if (funnel)
         for (unsigned k = 0; k < bd->n; k++)

@@ -211,7 +211,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
         LLVMValueRef k = m->kernels[i];
         unsigned np = LLVMCountParams(k);
         /* the reshaped clone (case c) */
-        bool funnel = !strcmp(v[i].exit_mode, "barrier-funnel");
+        bool funnel = v[i].exit_mode == TIDAL_EXIT_FUNNEL;
         LLVMValueRef r = tl_make_clone_decl(&x, k, launch_ty);
         add_nparams(&x, k, np + 1);
         tl_drop_wrong_attrs(r);

@@ -8,22 +8,9 @@
 
 /* ------------------------------------------------------------ the PTX verdict */
 
-/* tidal's barrier id in the rewritten PTX of entry `name`: the barrier after
- * "$tdl_claimed:" (tidal_code.c). */
-static bool find_bar_id(const char *ptx, const char *name, unsigned *id) {
-    size_t nl = strlen(name);
-    for (const char *p = strstr(ptx, ".entry "); p; p = strstr(p + 1, ".entry ")) {
-        const char *q = p + 7;
-        if (strncmp(q, name, nl) || (q[nl] != '(' && q[nl] != '\n' && q[nl] != ' ')) continue;
-        const char *c = strstr(q, "$tdl_claimed:\n\tbarrier.sync \t");
-        if (!c) return false;
-        return sscanf(c + strlen("$tdl_claimed:\n\tbarrier.sync \t"), "%u", id) == 1;
-    }
-    return false;
-}
-
 /* Lowers a copy of the module, runs the PTX pass on it, and fills v[i] for
- * kernel i. Also says whether the module has dynamic shared memory. */
+ * kernel i (exit mode and tidal's barrier id from the pass's report). Also says
+ * whether the module has dynamic shared memory. */
 int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
                     bool *big_shared, char *err, size_t errlen) {
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
@@ -49,9 +36,6 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
         ptx_module_free(pm);
         return -1;
     }
-    size_t plen;
-    char *out = ptx_print_to_string(pm, &plen);
-    if (!out) tl_oom();
     for (unsigned i = 0; i < m->nkernels; i++) {
         const char *name = tl_value_name(m->kernels[i]);
         const tidal_kernel_report *k = NULL;
@@ -67,16 +51,11 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
             x->detail = tl_keepf(m, "%s (in the PTX lowered from the IR)", k->detail);
         } else {
             x->ok = true;
-            x->exit_mode = tl_keep(m, strdup(k->exit_mode));
+            x->exit_mode = k->exit_mode;
             x->between = k->barrier_between_blocks;
-            if (!find_bar_id(out, name, &x->bar_id)) {
-                x->ok = false;
-                x->reason = "ir-internal";
-                x->detail = "tidal's barrier id not found in the rewritten PTX";
-            }
+            x->bar_id = k->bar_id;
         }
     }
-    free(out);
     ptx_module_free(pm);
     return 0;
 }
@@ -155,7 +134,7 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
         v->detail = tl_keepf(m, "calls a function that reads %%ctaid/%%nctaid (@%s)", cf.ctaid_in);
         return false;
     }
-    bool funnel = !strcmp(v->exit_mode, "barrier-funnel");
+    bool funnel = v->exit_mode == TIDAL_EXIT_FUNNEL;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
         LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
         if (t && LLVMGetInstructionOpcode(t) == LLVMRet && LLVMGetNumOperands(t) != 0) {
