@@ -2,7 +2,7 @@
  *
  * `tidal_run` rewrites every .entry of a module that it can prove safe and
  * leaves every other kernel byte-identical, recording why. The device-side
- * contract (control block, launch cases) is runtime/tidal_abi.h. */
+ * contract (control block, launch cases) is abi/tidal_abi.h. */
 #ifndef TIDAL_PASS_H
 #define TIDAL_PASS_H
 
