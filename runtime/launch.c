@@ -297,27 +297,26 @@ static int take_sample(rt_duration *d, CUfunction f, uint32_t total, int clone)
  * release of its own number. */
 void rt_gate_init(void)
 {
-    rt.gate_state = -1;
+    rt.gate = NULL;
     if (!rt.cu->StreamWaitValue32 || !rt.cu->MemHostGetDevicePointer || !rt.cu->EventElapsedTime) return;
     void *h = NULL;
-    if (rt.cu->MemAllocHost(&h, 64) != CUDA_SUCCESS || !h) return;
+    if (rt.cu->MemAllocHost(&h, sizeof *rt.gate) != CUDA_SUCCESS || !h) return;
     CUdeviceptr d = 0;
     if (rt.cu->MemHostGetDevicePointer(&d, h, 0) != CUDA_SUCCESS || !d) {
         rt.cu->MemFreeHost(h);
         return;
     }
-    memset(h, 0, 64);
     rt.gate = h;
+    atomic_init(rt.gate, 0);
     rt.gate_dev = d;
     atomic_store(&rt.gate_seq, 0);
-    rt.gate_state = 1;
 }
 
 /* Hold stream s at the gate: the number to release it with, or 0 (no gate: the sample
  * includes the launch gap). Called without rt.lock. */
 static uint32_t gate_hold(CUstream s)
 {
-    if (rt.gate_state != 1) return 0;
+    if (!rt.gate) return 0;
     uint32_t seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;
     if (seq == 0) seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;   /* 0 means "not held" */
     if (rt.cu->StreamWaitValue32(s, rt.gate_dev, seq, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return 0;
@@ -328,9 +327,8 @@ static uint32_t gate_hold(CUstream s)
 static void gate_release(uint32_t seq)
 {
     if (!seq) return;
-    _Atomic uint32_t *w = (_Atomic uint32_t *)rt.gate;
-    uint32_t cur = atomic_load(w);
-    while ((int32_t)(seq - cur) > 0 && !atomic_compare_exchange_weak(w, &cur, seq)) {
+    uint32_t cur = atomic_load(rt.gate);
+    while ((int32_t)(seq - cur) > 0 && !atomic_compare_exchange_weak(rt.gate, &cur, seq)) {
     }
 }
 
@@ -527,6 +525,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (fit_chunk < max_chunk) max_chunk = fit_chunk;
     }
     tidal_launch *tl = &pl->tl;
+    uint64_t own = 0;   /* STATIC: each worker's own first chunk (blocks); 0: dynamic */
     /* A graph replays its launches as captured: in persistent placement (partitions that
      * shrink under load) its clones stay dynamic, so every replay follows the mask of its
      * time; in hybrid placement, like its originals, they keep the static first chunk. */
@@ -542,15 +541,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
          * two round trips to L2 that the SM idles through: +4 us on a 1024-tile GEMM at
          * one block per SM with chunks of 1), within the same time budget as a chunk; the
          * tickets after it keep the small chunk, so the tail balances. */
-        uint64_t first = chunk;
+        own = chunk;
         if (fit_chunk && logical > workers) {
             uint64_t f = logical * rt.static_share / 100 / workers;
             if (f > fit_chunk) f = fit_chunk;
-            if (f > chunk && workers * f < logical) first = f;
+            if (f > chunk && workers * f < logical) own = f;
         }
         tl->flags = TIDAL_LAUNCH_STATIC;
-        tl->first = first > chunk ? (uint32_t)first : 0;
-        tl->base = (uint32_t)(workers * first < logical ? workers * first : logical);
     } else {
         if (workers > logical) workers = logical;
         unsigned allowed = count_both(&p->mask, &b->sms);
@@ -569,14 +566,18 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     tl->grid[2] = q->grid[2];
     tl->chunk = (uint32_t)chunk;
     tl->sh_off = TIDAL_SH_OFFSET(q->smem);
-    if (ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, cap_id, pl) : stream_slot(b, p)) != 0) {
-        /* the slot is found and reset on the device; a probing static worker's own chunk
-         * is `chunk` (tidal_launch.first is for the epoch-mode fast path only) */
+    const int probe =
+        ex_overlaps_predecessor(q->ex) || (capturing ? capture_slot(b, p, cap_id, pl) : stream_slot(b, p)) != 0;
+    if (own) {
+        /* a probing static worker's own chunk is `chunk`: tidal_launch.first is for the
+         * epoch-mode fast path only (abi/tidal_abi.h) */
+        if (probe) own = chunk;
+        tl->first = own > chunk ? (uint32_t)own : 0;
+        tl->base = (uint32_t)(workers * own < logical ? workers * own : logical);
+    }
+    if (probe) {
+        /* the slot is found and reset on the device */
         tl->flags |= TIDAL_LAUNCH_PROBE;
-        if (tl->first) {
-            tl->first = 0;
-            tl->base = (uint32_t)(workers * chunk < logical ? workers * chunk : logical);
-        }
         tl->key = (++rt.next_key & 0xffffffull) << 40;
         if (capturing) atomic_fetch_add(&rt.n_graph_probe, 1);
     } else if (capturing) {

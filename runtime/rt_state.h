@@ -188,9 +188,8 @@ typedef struct rt_state {
     /* the sample gate (launch.c): a timed launch's stream waits on this pinned word until
      * the host has queued the launch and its end event, so the start event does not fire
      * a launch call's time before the kernel arrives */
-    volatile uint32_t *gate;    /* host view; NULL: not made yet */
+    _Atomic uint32_t *gate;     /* host view; NULL: no gate (samples include the gap) */
     CUdeviceptr gate_dev;
-    int gate_state;             /* 0 not tried, 1 ready, -1 unavailable (samples include the gap) */
     atomic_uint gate_seq;
     unsigned static_share; /* TIDAL_STATIC_SHARE (0-100, default 75): percent of a measured kernel's
                               grid that its workers' own chunks cover in a placed launch (no claim);
@@ -201,7 +200,7 @@ typedef struct rt_state {
 extern rt_state rt;
 
 /* launch.c, at init: the sample gate (rt.gate), when the driver has stream waits on
- * host memory; otherwise duration samples include the launch gap (rt.gate_state -1). */
+ * host memory; otherwise rt.gate stays NULL and duration samples include the launch gap. */
 void rt_gate_init(void);
 
 /* functions.c, called with rt.lock held: the function launched as f (kernel: f is known

@@ -472,6 +472,16 @@ static void test_static_first_chunk(void **state)
     assert_int_equal(tl.base, (uint32_t)(last.grid[0] * tl.first));
     assert_true(tl.base < logical);
     assert_int_equal(last.grid[0], (unsigned)workers);
+    /* captured where the driver gives no capture id: probe mode, whose static workers take
+     * `chunk` as their own chunk (first is for the epoch-mode fast path) */
+    fake_capturing = 1;
+    fake_capture_id = 0;
+    assert_int_equal(tidal_launch_kernel(&fk, (unsigned)logical, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    memcpy(&tl, last.params[2], sizeof tl);
+    assert_int_equal(tl.flags & (TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE), TIDAL_LAUNCH_STATIC | TIDAL_LAUNCH_PROBE);
+    assert_int_equal(tl.first, 0);
+    assert_int_equal(tl.base, (uint32_t)(last.grid[0] * tl.chunk));
+    fake_capturing = 0;
     tidal_stream_bind(s, NULL);
 }
 
