@@ -343,6 +343,8 @@ static int init_driver_locked(unsigned flags)
     if (!st) st = env_unsigned("TIDAL_SHORT_US", 0, 10000000, 20, &rt.short_us);
     if (!st) st = env_unsigned("TIDAL_CHUNK_US", 1, 10000000, 20, &rt.chunk_us);
     if (!st) st = env_unsigned("TIDAL_STATIC_SHARE", 0, 100, 75, &rt.static_share);
+    unsigned gate = 1;
+    if (!st) st = env_unsigned("TIDAL_SAMPLE_GATE", 0, 1, 1, &gate);
     if (st) return st;
     const char *pm = getenv("TIDAL_PLACEMENT");
     rt.place_mode = TIDAL_PLACE_HYBRID;
@@ -359,7 +361,8 @@ static int init_driver_locked(unsigned flags)
     const char *fi = getenv("TIDAL_FLOW_IN");
     rt.flow_in = !(fi && strcmp(fi, "0") == 0);
     CU_TRY(rt.cu->MemAllocHost((void **)&rt.pinned, 4096), "cuMemAllocHost(staging)");
-    rt_gate_init();
+    rt.gate = NULL;
+    if (gate) rt_gate_init();
     rt.initialized = 1;
     st = apply_env_partition();
     if (st) return st;

@@ -93,22 +93,22 @@ def compile_only(out):
         print(name, "shared", k.metadata.shared, "->", os.path.join(out, name + ".ptx"))
 
 
-def bench(n, warmup):
+def bench(n, warmup, m, only):
     import torch
     if os.environ.get("TIDAL_RUN"):
         import tidal.torch  # noqa: F401  (as bench/dnn: the hooks before the first compile)
     dev = "cuda"
     torch.manual_seed(0)
-    a = torch.randn(M, K, device=dev, dtype=torch.float16)
+    a = torch.randn(m, K, device=dev, dtype=torch.float16)
     w = torch.randn(N, K, device=dev, dtype=torch.float16)
     bias = torch.randn(N, device=dev, dtype=torch.float16)
-    c = torch.empty(M, N, device=dev, dtype=torch.float16)
+    c = torch.empty(m, N, device=dev, dtype=torch.float16)
     x = torch.randn(GELU_N, device=dev, dtype=torch.float16)
     y = torch.empty_like(x)
-    tiles = (M // ADDMM["BLOCK_M"]) * (N // ADDMM["BLOCK_N"])
+    tiles = (m // ADDMM["BLOCK_M"]) * (N // ADDMM["BLOCK_N"])
 
     def run_addmm():
-        addmm_kernel[(tiles,)](a, w, bias, c, M, N, K, **ADDMM)
+        addmm_kernel[(tiles,)](a, w, bias, c, m, N, K, **ADDMM)
 
     def run_gelu():
         gelu_kernel[(triton.cdiv(GELU_N, 1024),)](x, y, GELU_N, **GELU)
@@ -118,6 +118,8 @@ def bench(n, warmup):
         "gelu": lambda: (y.float() - torch.nn.functional.gelu(x.float())).abs().max().item(),
     }
     for name, fn in (("addmm", run_addmm), ("gelu", run_gelu)):
+        if only and name != only:
+            continue
         for _ in range(warmup):
             fn()
         torch.cuda.synchronize()
@@ -132,7 +134,7 @@ def bench(n, warmup):
             us = s.elapsed_time(e) * 1000.0 / n
             best = us if best is None else min(best, us)
         err = checks[name]()
-        print(json.dumps({"kernel": name, "us": round(best, 3), "n": n, "max_err": err,
+        print(json.dumps({"kernel": name, "us": round(best, 3), "n": n, "max_err": err, "m": m,
                           "placement": os.environ.get("TIDAL_PLACEMENT", "unmod" if not os.environ.get("TIDAL_RUN") else ""),
                           "max_chunk": os.environ.get("TIDAL_MAX_CHUNK", ""),
                           "chunk_us": os.environ.get("TIDAL_CHUNK_US", ""),
@@ -150,11 +152,13 @@ def main():
     ap.add_argument("--compile-only", metavar="DIR")
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--m", type=int, default=M, help="the GEMM's rows (a multiple of 64; %d: 1024 tiles)" % M)
+    ap.add_argument("--only", choices=("addmm", "gelu"), help="run one of the two kernels")
     args = ap.parse_args()
     if args.compile_only:
         compile_only(args.compile_only)
         return 0
-    bench(args.n, args.warmup)
+    bench(args.n, args.warmup, args.m, args.only)
     return 0
 
 

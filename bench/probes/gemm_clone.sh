@@ -10,6 +10,8 @@
 #                  its part of 3/4 of the grid; abi/tidal_abi.h tidal_launch.first)
 #   clone-share90  90%
 #   clone-share75-us40  75% with TIDAL_CHUNK_US=40 (own chunks may hold twice the work)
+#   clone-share100-us1000  own chunks as large as the grid allows (7 of 1024/132 tiles),
+#                  no time cap: about one claim per worker (what claims cost, apart)
 # Output: one JSON line per kernel and configuration on stdout (and in $OUT/gemm_clone.jsonl).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,3 +31,4 @@ run clone-share0 TIDAL_PLACEMENT=hybrid TIDAL_SHORT_US=0 TIDAL_STATIC_SHARE=0 "$
 run clone-share75 TIDAL_PLACEMENT=hybrid TIDAL_SHORT_US=0 "${T[@]}"
 run clone-share90 TIDAL_PLACEMENT=hybrid TIDAL_SHORT_US=0 TIDAL_STATIC_SHARE=90 "${T[@]}"
 run clone-share75-us40 TIDAL_PLACEMENT=hybrid TIDAL_SHORT_US=0 TIDAL_CHUNK_US=40 "${T[@]}"
+run clone-share100-us1000 TIDAL_PLACEMENT=hybrid TIDAL_SHORT_US=0 TIDAL_STATIC_SHARE=100 TIDAL_CHUNK_US=1000 "${T[@]}"

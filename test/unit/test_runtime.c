@@ -436,6 +436,30 @@ static void test_sample_gate(void **state)
     tidal_stream_bind(s, NULL);
 }
 
+/* TIDAL_SAMPLE_GATE=0: timed launches queue no wait (samples include the launch gap). */
+static void test_sample_gate_off(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    setenv("TIDAL_SAMPLE_GATE", "0", 1);
+    int st = tidal_init(0);
+    unsetenv("TIDAL_SAMPLE_GATE");
+    assert_int_equal(st, TIDAL_OK);
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("g", "all", &p), TIDAL_OK);
+    CUstream s = (CUstream)0x74;
+    tidal_stream_bind(s, p);
+    uint64_t a0 = 0;
+    int a1 = 0;
+    void *params[] = {&a0, &a1};
+    fake_ms = 0.005f;
+    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_ptr_equal(last.f, &fkc);
+    assert_int_equal(fake_waits, 0);
+    assert_false(last.gate_held);
+    tidal_stream_bind(s, NULL);
+}
+
 /* A measured kernel of several waves placed where all its SMs are allowed: each
  * worker's own chunk (tidal_launch.first) covers its share of 3/4 of the grid, within
  * TIDAL_CHUNK_US; the tickets after it keep a small chunk. Unmeasured: first = 0. */
@@ -898,7 +922,8 @@ static void test_env_partition(void **state)
     unsetenv("TIDAL_PARTITION");
     /* the numeric knobs: out of range or not a number is an error that names them */
     static const char *const bad[][2] = {{"TIDAL_STATIC_SHARE", "101"}, {"TIDAL_CHUNK_US", "0"},
-                                         {"TIDAL_MAX_CHUNK", "65"}, {"TIDAL_SHORT_US", "2x"}};
+                                         {"TIDAL_MAX_CHUNK", "65"}, {"TIDAL_SHORT_US", "2x"},
+                                         {"TIDAL_SAMPLE_GATE", "2"}};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv(bad[i][0], bad[i][1], 1);
         assert_int_equal(tidal_init(0), TIDAL_ERR_PARSE);
@@ -1113,6 +1138,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_launch_static, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_hybrid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sample_gate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_gate_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_static_first_chunk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_epoch_wrap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partition_stream, setup, teardown),
