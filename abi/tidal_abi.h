@@ -100,20 +100,20 @@ typedef struct tidal_slot {
  * One partition's device-resident control block: this 128-byte header, then its
  * tidal_slot entries: [0, probe_base) are the runtime's to give to streams (epoch mode),
  * [probe_base, probe_base + slot_mask + 1) are searched by probe-mode launches (slot_mask
- * + 1 a power of two). cuMemAlloc's alignment is enough. Mask bits are %smid values as the kernel sees them: physical SM ids inside
- * one process; under MPS each client's ids are compacted (docs/design.md). */
+ * + 1 a power of two). cuMemAlloc's alignment is enough. Mask bits are %smid values as the kernel sees them: physical
+ * SM ids inside one process; under MPS each client's ids are compacted (docs/design.md). */
 typedef struct tidal_partition {
     uint64_t mask[TIDAL_MAX_SMS / 64]; /* bit s: SM s may run this partition's blocks */
-    uint64_t violations;      /* liveness-guard activations: a worker kept working on a
-                                 disallowed SM because no other worker remained */
-    uint64_t exec_count;      /* debug: device pointer to uint32_t[logical blocks]; each logical
-                                 block's counter is incremented once, after its chunk ran;
-                                 0 = off (clones: only with TIDAL_LAUNCH_EXEC) */
-    uint64_t sm_blocks;       /* device pointer to uint64_t[TIDAL_MAX_SMS]: logical blocks run per
-                                 SM; 0 = off (clones: only with TIDAL_LAUNCH_HIST) */
+    uint64_t violations;               /* liveness-guard activations: a worker kept working on a
+                                          disallowed SM because no other worker remained */
+    uint64_t exec_count;               /* debug: device pointer to uint32_t[logical blocks]; each logical
+                                          block's counter is incremented once, after its chunk ran;
+                                          0 = off (clones: only with TIDAL_LAUNCH_EXEC) */
+    uint64_t sm_blocks;                /* device pointer to uint64_t[TIDAL_MAX_SMS]: logical blocks run per
+                                          SM; 0 = off (clones: only with TIDAL_LAUNCH_HIST) */
     uint64_t reserved_ptr;
-    uint32_t slot_mask;       /* probe slots - 1 (a power of two - 1) */
-    uint32_t probe_base;      /* index of the first probe slot */
+    uint32_t slot_mask;  /* probe slots - 1 (a power of two - 1) */
+    uint32_t probe_base; /* index of the first probe slot */
     uint64_t reserved[7];
 } tidal_partition;
 
@@ -135,8 +135,8 @@ typedef struct tidal_partition {
  *    contexts apart, %gridid replays in one); else the slot is tidal_launch.slot, in
  *    epoch mode.
  *  - JOIN (flow-in, epoch mode only: with PROBE the blocks leave at once): the blocks add
- *    workers to the running launch that holds the same slot and epoch: on allowed SMs, while it has work; they never start before it or
- *    outlive it (its workers wait for joiners that are inside).
+ *    workers to the running launch that holds the same slot and epoch: on allowed SMs, while it has work; they never
+ * start before it or outlive it (its workers wait for joiners that are inside).
  *  - HIST / EXEC: update sm_blocks (tidal_launch.sm_blocks, else the partition's) /
  *    the partition's exec_count. A static worker counts its own chunk when it starts it.
  */
@@ -146,24 +146,24 @@ typedef struct tidal_partition {
 #define TIDAL_LAUNCH_HIST 8
 #define TIDAL_LAUNCH_EXEC 16
 typedef struct tidal_launch {
-    uint64_t partition;       /* device pointer to a tidal_partition; 0: use __tidal_ctl */
-    uint32_t grid[3];         /* the original (logical) grid */
-    uint32_t chunk;           /* logical blocks per claim, 1..TIDAL_MAX_CHUNK */
-    uint32_t slot;            /* index of the launch's slot (not PROBE) */
-    uint32_t epoch;           /* 1..TIDAL_EPOCH_MASK, one more than the slot's last launch (not PROBE) */
-    uint32_t flags;           /* TIDAL_LAUNCH_* */
-    uint32_t base;            /* first logical block of the dynamic tickets (STATIC: workers x own chunk) */
-    uint64_t key;             /* PROBE: high bits of the slot tag (| %gridid); 0 for %gridid alone */
-    uint64_t sm_blocks;       /* HIST: where to count logical blocks per SM (uint64_t[TIDAL_MAX_SMS],
-                                 the partition's sm_blocks); 0: read it from the partition */
-    uint32_t sh_off;          /* the protocol's words: this many bytes into the dynamic shared
-                                 memory, TIDAL_SH_OFFSET(the launch's own dynamic bytes) */
-    uint32_t first;           /* STATIC in epoch mode (flags & (JOIN|STATIC|PROBE) == STATIC, the fast
-                                 path): logical blocks of each worker's own first chunk, so that
-                                 base = workers*max(first, chunk); 0 (or less than chunk): chunk.
-                                 A long kernel's own chunks (most of its blocks, no claim) can be
-                                 larger than its tickets (the tail, balanced). With PROBE a static
-                                 owner's own chunk is `chunk` whatever this says. Since ABI v5 */
+    uint64_t partition; /* device pointer to a tidal_partition; 0: use __tidal_ctl */
+    uint32_t grid[3];   /* the original (logical) grid */
+    uint32_t chunk;     /* logical blocks per claim, 1..TIDAL_MAX_CHUNK */
+    uint32_t slot;      /* index of the launch's slot (not PROBE) */
+    uint32_t epoch;     /* 1..TIDAL_EPOCH_MASK, one more than the slot's last launch (not PROBE) */
+    uint32_t flags;     /* TIDAL_LAUNCH_* */
+    uint32_t base;      /* first logical block of the dynamic tickets (STATIC: workers x own chunk) */
+    uint64_t key;       /* PROBE: high bits of the slot tag (| %gridid); 0 for %gridid alone */
+    uint64_t sm_blocks; /* HIST: where to count logical blocks per SM (uint64_t[TIDAL_MAX_SMS],
+                           the partition's sm_blocks); 0: read it from the partition */
+    uint32_t sh_off;    /* the protocol's words: this many bytes into the dynamic shared
+                           memory, TIDAL_SH_OFFSET(the launch's own dynamic bytes) */
+    uint32_t first;     /* STATIC in epoch mode (flags & (JOIN|STATIC|PROBE) == STATIC, the fast
+                           path): logical blocks of each worker's own first chunk, so that
+                           base = workers*max(first, chunk); 0 (or less than chunk): chunk.
+                           A long kernel's own chunks (most of its blocks, no claim) can be
+                           larger than its tickets (the tail, balanced). With PROBE a static
+                           owner's own chunk is `chunk` whatever this says. Since ABI v5 */
 } tidal_launch;
 
 /* ---------------------------------------------------------------- the shared words
@@ -198,7 +198,7 @@ typedef struct tidal_launch {
 #define TIDAL_PARTITION_OFF_PROBE_BASE 68
 #define TIDAL_PARTITION_HEADER 128
 #define TIDAL_SLOT_BYTES 1024
-#define TIDAL_PARTITION_BYTES(nslots) (TIDAL_PARTITION_HEADER + (uint64_t)(nslots) * TIDAL_SLOT_BYTES)
+#define TIDAL_PARTITION_BYTES(nslots) (TIDAL_PARTITION_HEADER + (uint64_t)(nslots)*TIDAL_SLOT_BYTES)
 
 #define TIDAL_SLOT_OFF_TAG 0
 #define TIDAL_SLOT_OFF_CLAIM 8

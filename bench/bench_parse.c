@@ -8,13 +8,15 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
+static double now(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     double seconds = 3.0;
     int first = 1;
     if (argc > 2 && !strcmp(argv[1], "-n")) {

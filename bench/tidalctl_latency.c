@@ -142,8 +142,8 @@ static void report(const char *what, uint64_t *v, unsigned n)
     for (unsigned i = 0; i < n; i++) sum += (double)v[i];
     unsigned p99 = (unsigned)((n * 99 + 99) / 100);
     if (p99 > 0) p99--;
-    printf("  %-34s median %8.1f us  p99 %8.1f us  mean %8.1f us  max %8.1f us  (n=%u)\n", what,
-           (double)v[n / 2] / 1e3, (double)v[p99] / 1e3, sum / n / 1e3, (double)v[n - 1] / 1e3, n);
+    printf("  %-34s median %8.1f us  p99 %8.1f us  mean %8.1f us  max %8.1f us  (n=%u)\n", what, (double)v[n / 2] / 1e3,
+           (double)v[p99] / 1e3, sum / n / 1e3, (double)v[n - 1] / 1e3, n);
 }
 
 enum { M_PERSISTENT, M_CONNECT, M_SPAWN };
@@ -217,11 +217,16 @@ int main(int argc, char **argv)
     unsigned sets = 1000, tenants = 1, spawn_sets = 200;
     const char *tidald = TIDALD_PATH;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--sets") && i + 1 < argc) sets = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tenants") && i + 1 < argc) tenants = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--spawn") && i + 1 < argc) spawn_sets = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tidald") && i + 1 < argc) tidald = argv[++i];
-        else if (!strcmp(argv[i], "--spin")) g_spin = 1;
+        if (!strcmp(argv[i], "--sets") && i + 1 < argc)
+            sets = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tenants") && i + 1 < argc)
+            tenants = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--spawn") && i + 1 < argc)
+            spawn_sets = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tidald") && i + 1 < argc)
+            tidald = argv[++i];
+        else if (!strcmp(argv[i], "--spin"))
+            g_spin = 1;
         else {
             fprintf(stderr, "usage: tidalctl_latency [--sets N] [--tenants T] [--spawn N] [--tidald PATH] [--spin]\n");
             return 2;

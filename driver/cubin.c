@@ -24,8 +24,10 @@ typedef int (*nvjl_destroy_fn)(nvjl_handle *);
 enum { NVJITLINK_INPUT_PTX = 2 }; /* nvJitLinkInputType in nvJitLink.h (CUDA 13) */
 
 static int by_nvjitlink(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len, char *backend,
-                        size_t bsize, char *err, size_t esize) {
-    static const char *const libs[] = {"libnvJitLink.so.13", "libnvJitLink.so", "/usr/local/cuda/lib64/libnvJitLink.so.13",
+                        size_t bsize, char *err, size_t esize)
+{
+    static const char *const libs[] = {"libnvJitLink.so.13", "libnvJitLink.so",
+                                       "/usr/local/cuda/lib64/libnvJitLink.so.13",
                                        "/usr/local/cuda/lib64/libnvJitLink.so", NULL};
     void *lib = NULL;
     const char *name = NULL;
@@ -87,7 +89,8 @@ static int by_nvjitlink(const char *ptx, size_t len, const char *arch, void **ou
 }
 
 static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len, char *backend,
-                    size_t bsize, char *err, size_t esize) {
+                    size_t bsize, char *err, size_t esize)
+{
     const char *ptxas = tidal_real_ptxas();
     const char *tmp = getenv("TMPDIR");
     char dir[4096], in[4160], obj[4160];
@@ -138,7 +141,8 @@ done:
     return rc;
 }
 
-bool tidal_cubin_have_nvptxcompiler(void) {
+bool tidal_cubin_have_nvptxcompiler(void)
+{
 #ifdef TIDAL_HAVE_NVPTXCOMPILER
     return true;
 #else
@@ -146,8 +150,9 @@ bool tidal_cubin_have_nvptxcompiler(void) {
 #endif
 }
 
-int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len,
-                       char *backend, size_t backend_size, char *err, size_t err_size) {
+int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len, char *backend,
+                       size_t backend_size, char *err, size_t err_size)
+{
     const char *force = getenv("TIDAL_CUBIN_BACKEND");
     if (force && *force && strcmp(force, "ptxas") && strcmp(force, "nvjitlink") && strcmp(force, "nvptxcompiler")) {
         snprintf(err, err_size, "TIDAL_CUBIN_BACKEND=%s: not one of nvptxcompiler, nvjitlink, ptxas", force);

@@ -11,8 +11,8 @@
  * *cubin (malloc'd) and *cubin_len, and *backend names what compiled it. On
  * failure returns -1 and writes a message to err. TIDAL_CUBIN_BACKEND=nvptxcompiler,
  * =nvjitlink or =ptxas forces one backend (an error when it is not there). */
-int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len,
-                       char *backend, size_t backend_size, char *err, size_t err_size);
+int tidal_ptx_to_cubin(const char *ptx, size_t len, const char *arch, void **cubin, size_t *cubin_len, char *backend,
+                       size_t backend_size, char *err, size_t err_size);
 
 /* Was libnvptxcompiler linked into this program? */
 bool tidal_cubin_have_nvptxcompiler(void);

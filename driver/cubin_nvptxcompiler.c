@@ -10,22 +10,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *result_name(nvPTXCompileResult r) {
+static const char *result_name(nvPTXCompileResult r)
+{
     switch (r) {
-    case NVPTXCOMPILE_SUCCESS: return "success";
-    case NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE: return "invalid compiler handle";
-    case NVPTXCOMPILE_ERROR_INVALID_INPUT: return "invalid input";
-    case NVPTXCOMPILE_ERROR_COMPILATION_FAILURE: return "compilation failure";
-    case NVPTXCOMPILE_ERROR_INTERNAL: return "internal error";
-    case NVPTXCOMPILE_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case NVPTXCOMPILE_ERROR_COMPILER_INVOCATION_INCOMPLETE: return "compiler invocation incomplete";
-    case NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION: return "unsupported PTX version";
-    default: return "unknown status";
+    case NVPTXCOMPILE_SUCCESS:
+        return "success";
+    case NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE:
+        return "invalid compiler handle";
+    case NVPTXCOMPILE_ERROR_INVALID_INPUT:
+        return "invalid input";
+    case NVPTXCOMPILE_ERROR_COMPILATION_FAILURE:
+        return "compilation failure";
+    case NVPTXCOMPILE_ERROR_INTERNAL:
+        return "internal error";
+    case NVPTXCOMPILE_ERROR_OUT_OF_MEMORY:
+        return "out of memory";
+    case NVPTXCOMPILE_ERROR_COMPILER_INVOCATION_INCOMPLETE:
+        return "compiler invocation incomplete";
+    case NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION:
+        return "unsupported PTX version";
+    default:
+        return "unknown status";
     }
 }
 
 /* The compiler's error log, or "" (malloc'd). */
-static char *error_log(nvPTXCompilerHandle h) {
+static char *error_log(nvPTXCompilerHandle h)
+{
     size_t n = 0;
     char *log = NULL;
     if (nvPTXCompilerGetErrorLogSize(h, &n) == NVPTXCOMPILE_SUCCESS && (log = calloc(n + 1, 1)) &&
@@ -36,7 +47,8 @@ static char *error_log(nvPTXCompilerHandle h) {
 }
 
 int tidal_cubin_by_nvptxcompiler(const char *ptx, size_t len, const char *arch, void **out, size_t *out_len,
-                                 char *backend, size_t bsize, char *err, size_t esize) {
+                                 char *backend, size_t bsize, char *err, size_t esize)
+{
     nvPTXCompilerHandle h = NULL;
     nvPTXCompileResult r = nvPTXCompilerCreate(&h, len, ptx);
     if (r != NVPTXCOMPILE_SUCCESS) {

@@ -10,7 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *who, const char *what) {
+int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *who, const char *what)
+{
     struct sigaction old_int, old_quit;
     if (flags & TIDAL_RUN_OUTLIVE) {
         struct sigaction ign = {.sa_handler = SIG_IGN};
@@ -35,7 +36,8 @@ int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const c
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-const char *tidal_real_ptxas(void) {
+const char *tidal_real_ptxas(void)
+{
     static char buf[4096];
     const char *env = getenv("TIDAL_REAL_PTXAS");
     if (env && *env) return env;
@@ -47,13 +49,15 @@ const char *tidal_real_ptxas(void) {
     return "/usr/local/cuda/bin/ptxas";
 }
 
-bool tidal_ptxas_ptx_input(const char *prev, const char *arg) {
+bool tidal_ptxas_ptx_input(const char *prev, const char *arg)
+{
     bool after_o = prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-file"));
     size_t n = strlen(arg);
     return arg[0] != '-' && !after_o && n >= 4 && !strcmp(arg + n - 4, ".ptx");
 }
 
-int tidal_run_ptxas(const char *who, char *const argv[]) {
+int tidal_run_ptxas(const char *who, char *const argv[])
+{
     int rc = tidal_run_wait(tidal_real_ptxas(), argv, 0, who, "the real ptxas");
     if (rc == TIDAL_RUN_NO_FORK) fprintf(stderr, "%s: fork: %s\n", who, strerror(errno));
     return rc < 0 ? 127 : rc;

@@ -9,14 +9,14 @@
 #include <stdbool.h>
 
 typedef struct nvcc_mode {
-    int ninputs;        /* non-option arguments (input files) */
-    int nmissing;       /* ... of which do not exist (nvcc will stop with an error) */
-    bool stop_early;    /* -c, -dc, -dw, -dlink, -lib, -ptx, -cubin, -fatbin, -E, -M, ... */
-    bool info_only;     /* --version, --help, --list-gpu-arch, ... : nothing is compiled */
-    bool lto;           /* -dlto, -lto, -ltoir, lto_NN targets */
-    bool host_link;     /* nvcc will run the host linker (an executable or -shared):
-                         * inputs, all present, and no option that stops earlier */
-    const char *lto_why;      /* the argument that asked for LTO */
+    int ninputs;         /* non-option arguments (input files) */
+    int nmissing;        /* ... of which do not exist (nvcc will stop with an error) */
+    bool stop_early;     /* -c, -dc, -dw, -dlink, -lib, -ptx, -cubin, -fatbin, -E, -M, ... */
+    bool info_only;      /* --version, --help, --list-gpu-arch, ... : nothing is compiled */
+    bool lto;            /* -dlto, -lto, -ltoir, lto_NN targets */
+    bool host_link;      /* nvcc will run the host linker (an executable or -shared):
+                          * inputs, all present, and no option that stops earlier */
+    const char *lto_why; /* the argument that asked for LTO */
 } nvcc_mode;
 
 /* Reads argv[0..argc) (nvcc's arguments, tidal-nvcc's own already removed).

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 /* buf = a/b; false (and errno ENAMETOOLONG) when it does not fit */
-static bool path2(char *buf, size_t size, const char *a, const char *b) {
+static bool path2(char *buf, size_t size, const char *a, const char *b)
+{
     int n = snprintf(buf, size, "%s/%s", a, b);
     if (n < 0 || (size_t)n >= size) {
         errno = ENAMETOOLONG;
@@ -24,7 +25,8 @@ static bool path2(char *buf, size_t size, const char *a, const char *b) {
     return true;
 }
 
-char *nvcc_find_real(const char **why) {
+char *nvcc_find_real(const char **why)
+{
     char buf[PATH_MAX];
     const char *env = getenv("TIDAL_NVCC"), *cuda = getenv("CUDA_HOME");
     const char *cand;
@@ -59,7 +61,8 @@ char *nvcc_find_real(const char **why) {
     return real;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
     (void)st, (void)flag, (void)ftw;
     remove(path);
     return 0;
@@ -67,7 +70,8 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 void nvcc_remove_tree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
 
-static int link_to(const char *target, const char *dir, const char *name) {
+static int link_to(const char *target, const char *dir, const char *name)
+{
     char path[PATH_MAX];
     if (path2(path, sizeof path, dir, name) && symlink(target, path) == 0) return 0;
     fprintf(stderr, "tidal-nvcc: error: cannot create '%s': %s\n", path, strerror(errno));
@@ -77,7 +81,8 @@ static int link_to(const char *target, const char *dir, const char *name) {
 /* The real profile with $(_HERE_) resolved to the real bin directory, its
  * CICC_PATH renamed TIDAL_REAL_CICC_PATH (nvcc exports profile variables to
  * the tools it runs), and CICC_PATH and PATH pointing at our bin first. */
-static int write_profile(const char *real_bin, const char *bin) {
+static int write_profile(const char *real_bin, const char *bin)
+{
     char path[PATH_MAX];
     FILE *in = path2(path, sizeof path, real_bin, "nvcc.profile") ? fopen(path, "r") : NULL;
     if (!in) {
@@ -120,7 +125,8 @@ static int write_profile(const char *real_bin, const char *bin) {
     return 0;
 }
 
-char *nvcc_make_priv(const char *real_nvcc, const char *self) {
+char *nvcc_make_priv(const char *real_nvcc, const char *self)
+{
     const char *tmp = getenv("TMPDIR");
     char priv[PATH_MAX], bin[PATH_MAX], sub[PATH_MAX], real_bin[PATH_MAX];
     snprintf(priv, sizeof priv, "%s/tidal-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp");

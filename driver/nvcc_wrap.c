@@ -19,12 +19,14 @@ static const char *priv_dir(void) { return getenv(NVCC_ENV_PRIV); }
 
 /* <priv>/.tidal-done/<dev>-<ino>: the file with that identity was written by cicc in
  * this run and is already rewritten. */
-static char *done_path(const struct stat *st) {
+static char *done_path(const struct stat *st)
+{
     return tidal_xasprintf("%s/.tidal-done/%llx-%llx", priv_dir(), (unsigned long long)st->st_dev,
                            (unsigned long long)st->st_ino);
 }
 
-static bool is_done(const char *path) {
+static bool is_done(const char *path)
+{
     struct stat st;
     if (stat(path, &st)) return false;
     char *mark = done_path(&st);
@@ -34,7 +36,8 @@ static bool is_done(const char *path) {
 }
 
 /* Appends the report in one write(): nvcc --threads runs tools in parallel. */
-static void append_report(const tidal_report *rep) {
+static void append_report(const tidal_report *rep)
+{
     const char *path = getenv(NVCC_ENV_REPORT);
     if (!path || !*path) return;
     char *text = NULL;
@@ -55,12 +58,12 @@ static void append_report(const tidal_report *rep) {
  * messages; the report names `rep_file` (NULL: `shown`) with `rep_note` after it.
  * Returns 0 on success, 1 when the input is left as it is (reason printed: tidal
  * cannot parse it), -1 on an I/O error (printed). */
-static int rewrite_file(const char *in, const char *out, const char *shown, const char *rep_file,
-                        const char *rep_note) {
+static int rewrite_file(const char *in, const char *out, const char *shown, const char *rep_file, const char *rep_note)
+{
     tidal_report rep;
     int why;
     tidal_options opt = TIDAL_OPTIONS_DEFAULT;
-    tidal_options_from_env(&opt);   /* --tidal-case-b sets TIDAL_CASE_B */
+    tidal_options_from_env(&opt); /* --tidal-case-b sets TIDAL_CASE_B */
     ptx_module *m = tidal_rewrite_file(in, shown, "tidal-nvcc", &opt, &rep, &why);
     if (!m && why < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));
@@ -77,8 +80,10 @@ static int rewrite_file(const char *in, const char *out, const char *shown, cons
     int fd = mkstemp(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     int bad = !f || ptx_print(m, f);
-    if (f && fclose(f)) bad = 1;
-    else if (!f && fd >= 0) close(fd);
+    if (f && fclose(f))
+        bad = 1;
+    else if (!f && fd >= 0)
+        close(fd);
     ptx_module_free(m);
     if (!bad) {
         /* keep the permissions the file had (mkstemp makes it 0600) */
@@ -96,7 +101,8 @@ static int rewrite_file(const char *in, const char *out, const char *shown, cons
     return 0;
 }
 
-static void mark_done(const char *path) {
+static void mark_done(const char *path)
+{
     struct stat st;
     if (stat(path, &st)) return;
     char *mark = done_path(&st);
@@ -108,7 +114,8 @@ static void mark_done(const char *path) {
 /* The rewritten copy of a user's PTX file `in`: <priv>/.tidal-user/<dev>-<ino>/<name>,
  * made once per run and shared by every tool call that reads `in`. Returns a
  * malloc'd path, or NULL when `in` is to be used as it is. */
-static char *user_copy(const char *in) {
+static char *user_copy(const char *in)
+{
     struct stat st;
     if (stat(in, &st)) return NULL; /* the tool reports the missing file */
     const char *base = strrchr(in, '/');
@@ -140,7 +147,8 @@ static char *user_copy(const char *in) {
     return result;
 }
 
-static int exec_real(const char *tool, char **argv) {
+static int exec_real(const char *tool, char **argv)
+{
     const char *bin = getenv(NVCC_ENV_REAL_BIN);
     char *path = tidal_xasprintf("%s/%s", bin && *bin ? bin : "/usr/local/cuda/bin", tool);
     argv[0] = path;
@@ -155,12 +163,16 @@ static int exec_real(const char *tool, char **argv) {
  * (--orig_src_file_name), and in `note` the virtual architecture and what the line
  * numbers are of: the PTX cicc generated, which --keep leaves (rewritten) in the keep
  * directory. Both malloc'd, or NULL when cicc was not told the source. */
-static void cicc_report_names(int argc, char **argv, const char *out, char **src, char **note) {
+static void cicc_report_names(int argc, char **argv, const char *out, char **src, char **note)
+{
     const char *file = NULL, *path = NULL, *arch = NULL;
     for (int i = 1; i + 1 < argc; i++) {
-        if (!strcmp(argv[i], "--orig_src_file_name")) file = argv[i + 1];
-        else if (!strcmp(argv[i], "--orig_src_path_name")) path = argv[i + 1];
-        else if (!strcmp(argv[i], "-arch")) arch = argv[i + 1];
+        if (!strcmp(argv[i], "--orig_src_file_name"))
+            file = argv[i + 1];
+        else if (!strcmp(argv[i], "--orig_src_path_name"))
+            path = argv[i + 1];
+        else if (!strcmp(argv[i], "-arch"))
+            arch = argv[i + 1];
     }
     *src = *note = NULL;
     if (!file || !*file) file = path;
@@ -174,7 +186,8 @@ static void cicc_report_names(int argc, char **argv, const char *out, char **src
                             temporary ? "" : out);
 }
 
-static int wrap_cicc(int argc, char **argv) {
+static int wrap_cicc(int argc, char **argv)
+{
     const char *dir = getenv(NVCC_ENV_REAL_CICC), *bin = getenv(NVCC_ENV_REAL_BIN);
     char *path = dir && *dir ? tidal_xasprintf("%s/cicc", dir)
                              : tidal_xasprintf("%s/../nvvm/bin/cicc", bin && *bin ? bin : "/usr/local/cuda/bin");
@@ -202,7 +215,8 @@ static int wrap_cicc(int argc, char **argv) {
     return 0;
 }
 
-static int wrap_ptxas(int argc, char **argv) {
+static int wrap_ptxas(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!tidal_ptxas_ptx_input(i > 1 ? argv[i - 1] : NULL, a) || is_done(a)) continue;
@@ -212,7 +226,8 @@ static int wrap_ptxas(int argc, char **argv) {
     return exec_real("ptxas", argv);
 }
 
-static int wrap_fatbinary(int argc, char **argv) {
+static int wrap_fatbinary(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--image3=", 9) || !strstr(a, "kind=ptx")) continue;
@@ -227,14 +242,19 @@ static int wrap_fatbinary(int argc, char **argv) {
     return exec_real("fatbinary", argv);
 }
 
-int nvcc_wrap_main(int argc, char **argv, int *rc) {
+int nvcc_wrap_main(int argc, char **argv, int *rc)
+{
     const char *priv = priv_dir();
     if (!priv || !*priv || argc < 1) return 0;
     const char *base = strrchr(argv[0], '/');
     base = base ? base + 1 : argv[0];
-    if (!strcmp(base, "cicc")) *rc = wrap_cicc(argc, argv);
-    else if (!strcmp(base, "ptxas")) *rc = wrap_ptxas(argc, argv);
-    else if (!strcmp(base, "fatbinary")) *rc = wrap_fatbinary(argc, argv);
-    else return 0;
+    if (!strcmp(base, "cicc"))
+        *rc = wrap_cicc(argc, argv);
+    else if (!strcmp(base, "ptxas"))
+        *rc = wrap_ptxas(argc, argv);
+    else if (!strcmp(base, "fatbinary"))
+        *rc = wrap_fatbinary(argc, argv);
+    else
+        return 0;
     return 1;
 }

@@ -25,10 +25,19 @@
 #endif
 
 static const char *const wraps[] = {
-    "-Xlinker", "--wrap=cudaLaunchKernel",    "-Xlinker", "--wrap=cudaLaunchKernel_ptsz",
-    "-Xlinker", "--wrap=cudaLaunchKernelExC", "-Xlinker", "--wrap=cudaLaunchKernelExC_ptsz",
+    "-Xlinker",
+    "--wrap=cudaLaunchKernel",
+    "-Xlinker",
+    "--wrap=cudaLaunchKernel_ptsz",
+    "-Xlinker",
+    "--wrap=cudaLaunchKernelExC",
+    "-Xlinker",
+    "--wrap=cudaLaunchKernelExC_ptsz",
     /* CUDA 13's <<<>>> stubs call these (with a cudaKernel_t), not cudaLaunchKernel */
-    "-Xlinker", "--wrap=__cudaLaunchKernel",  "-Xlinker", "--wrap=__cudaLaunchKernel_ptsz",
+    "-Xlinker",
+    "--wrap=__cudaLaunchKernel",
+    "-Xlinker",
+    "--wrap=__cudaLaunchKernel_ptsz",
 };
 
 typedef struct opts {
@@ -39,7 +48,8 @@ typedef struct opts {
 /* <dir of the tidal-nvcc executable>/TIDAL_BIN_TO_LIBDIR, else .../../lib when only that
  * one has the runtime: relative to the executable, so an installed tree works wherever it
  * is put (and through a symlink: self is the resolved path). */
-static char *default_runtime(const char *self) {
+static char *default_runtime(const char *self)
+{
     char *dir = strdup(self);
     if (!dir) abort();
     char *slash = strrchr(dir, '/');
@@ -63,10 +73,11 @@ static char *default_runtime(const char *self) {
 
 /* Appends the runtime to args (capacity checked by the caller); returns the
  * new count, or -1 when a library is missing (said). */
-static int add_runtime(char **args, int n, const opts *o, const char *self, char **owned) {
-    char *dir = o->runtime ? strdup(o->runtime) : getenv("TIDAL_RUNTIME_DIR") && *getenv("TIDAL_RUNTIME_DIR")
-                                                        ? strdup(getenv("TIDAL_RUNTIME_DIR"))
-                                                        : default_runtime(self);
+static int add_runtime(char **args, int n, const opts *o, const char *self, char **owned)
+{
+    char *dir = o->runtime                                                    ? strdup(o->runtime)
+                : getenv("TIDAL_RUNTIME_DIR") && *getenv("TIDAL_RUNTIME_DIR") ? strdup(getenv("TIDAL_RUNTIME_DIR"))
+                                                                              : default_runtime(self);
     if (!dir) abort();
     owned[0] = tidal_path_join(dir, "libtidal_cudart.a");
     owned[1] = tidal_path_join(dir, "libtidal.a");
@@ -91,7 +102,8 @@ static int add_runtime(char **args, int n, const opts *o, const char *self, char
 
 /* Makes the report path absolute (nvcc's tools may run elsewhere) and checks
  * that it can be appended to. */
-static char *report_path(const char *path) {
+static char *report_path(const char *path)
+{
     char *abs = tidal_abs_path(path);
     if (!abs) return NULL;
     int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666);
@@ -104,7 +116,8 @@ static char *report_path(const char *path) {
     return abs;
 }
 
-static int run_nvcc(const char *real, char **args, const opts *o, const char *self) {
+static int run_nvcc(const char *real, char **args, const opts *o, const char *self)
+{
     char *report = NULL;
     if (o->report && !(report = report_path(o->report))) return 1;
     char *priv = nvcc_make_priv(real, self);
@@ -117,15 +130,19 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
     *strrchr(real_bin, '/') = 0;
     setenv(NVCC_ENV_PRIV, priv, 1);
     setenv(NVCC_ENV_REAL_BIN, real_bin, 1);
-    if (report) setenv(NVCC_ENV_REPORT, report, 1);
-    else unsetenv(NVCC_ENV_REPORT);
+    if (report)
+        setenv(NVCC_ENV_REPORT, report, 1);
+    else
+        unsetenv(NVCC_ENV_REPORT);
     /* Like system(): ^C reaches nvcc (same process group); we outlive it to
      * remove the private directory. */
     args[0] = nvcc;
     int rc = tidal_run_wait(nvcc, args, TIDAL_RUN_OUTLIVE, NULL, NULL);
     if (rc == TIDAL_RUN_NO_FORK) fprintf(stderr, "tidal-nvcc: error: fork: %s\n", strerror(errno));
-    if (rc < 0) rc = 1;
-    else if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s'\n", real);
+    if (rc < 0)
+        rc = 1;
+    else if (rc == 127)
+        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s'\n", real);
     nvcc_remove_tree(priv);
     free(priv);
     free(nvcc);
@@ -134,7 +151,8 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
     return rc;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int rc;
     if (nvcc_wrap_main(argc, argv, &rc)) return rc;
 
@@ -154,7 +172,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--tidal-off")) {
             o.off = true;
         } else if (!strcmp(a, "--tidal-case-b")) {
-            setenv("TIDAL_CASE_B", "1", 1);   /* read by the rewrite step inside nvcc */
+            setenv("TIDAL_CASE_B", "1", 1); /* read by the rewrite step inside nvcc */
         } else if (!strcmp(a, "--tidal-assume-balanced-arrive")) {
             setenv("TIDAL_ASSUME_BALANCED_ARRIVE", "1", 1);
         } else if (!strcmp(a, "--tidal-no-runtime")) {

@@ -47,23 +47,22 @@
  * target (sm_90a, sm_100a, sm_120a) as attribute 9 = 1 (0 for sm_90, sm_100f, sm_120). */
 #define NV_COMPAT_ARCH_SPECIFIC 9
 
-static const char usage_text[] =
-    "usage: tidal-objdump [--extract-ptx DIR] FILE...\n"
-    "\n"
-    "Lists the GPU code in each FILE and says which kernels carry the tidal rewrite.\n"
-    "FILE may be a cubin, a fatbin, a host object, executable or shared library\n"
-    "(its .nv_fatbin and __nv_relfatbin sections), or a PTX file. For every cubin\n"
-    "and PTX image it prints the target and each kernel: 'rewritten' when the module\n"
-    "has tidal's marker (" TIDAL_MARKER_SYMBOL ") and the kernel its\n"
-    "NAME" TIDAL_RESHAPED_SUFFIX " clone, 'not rewritten' otherwise (clones are listed\n"
-    "under their kernel). PTX images compressed with ZSTD (CUDA 13) are decompressed.\n"
-    "\n"
-    "options:\n"
-    "  --extract-ptx DIR  write every PTX image to DIR/FILE.N.ptx (N: image index)\n"
-    "  --help             show this help\n"
-    "  --version          show the version\n"
-    "\n"
-    "exit status: 0 success, 1 unreadable or malformed input, 2 usage error.\n";
+static const char usage_text[] = "usage: tidal-objdump [--extract-ptx DIR] FILE...\n"
+                                 "\n"
+                                 "Lists the GPU code in each FILE and says which kernels carry the tidal rewrite.\n"
+                                 "FILE may be a cubin, a fatbin, a host object, executable or shared library\n"
+                                 "(its .nv_fatbin and __nv_relfatbin sections), or a PTX file. For every cubin\n"
+                                 "and PTX image it prints the target and each kernel: 'rewritten' when the module\n"
+                                 "has tidal's marker (" TIDAL_MARKER_SYMBOL ") and the kernel its\n"
+                                 "NAME" TIDAL_RESHAPED_SUFFIX " clone, 'not rewritten' otherwise (clones are listed\n"
+                                 "under their kernel). PTX images compressed with ZSTD (CUDA 13) are decompressed.\n"
+                                 "\n"
+                                 "options:\n"
+                                 "  --extract-ptx DIR  write every PTX image to DIR/FILE.N.ptx (N: image index)\n"
+                                 "  --help             show this help\n"
+                                 "  --version          show the version\n"
+                                 "\n"
+                                 "exit status: 0 success, 1 unreadable or malformed input, 2 usage error.\n";
 
 typedef struct ctx {
     const char *file;
@@ -74,7 +73,8 @@ typedef struct ctx {
 
 /* Prints the kernels of one image given its entry names and whether the
  * module carries the marker. */
-static void print_kernels(char **names, size_t n, bool marker) {
+static void print_kernels(char **names, size_t n, bool marker)
+{
     size_t kernels = 0, rewritten = 0;
     size_t sl = strlen(TIDAL_RESHAPED_SUFFIX);
     for (size_t i = 0; i < n; i++) {
@@ -95,7 +95,8 @@ static void print_kernels(char **names, size_t n, bool marker) {
 /* Checks that the ELF header, program and section header tables and every section's
  * bytes lie inside the `size` bytes of the file (libelf reads a truncated file without
  * complaint, its sections just vanish). Returns 0, or -1 with the problem in `why`. */
-static int elf_check_bounds(Elf *e, size_t size, char *why, size_t n) {
+static int elf_check_bounds(Elf *e, size_t size, char *why, size_t n)
+{
     GElf_Ehdr eh;
     size_t shnum, shstrndx;
     if (!gelf_getehdr(e, &eh)) {
@@ -133,8 +134,8 @@ static int elf_check_bounds(Elf *e, size_t size, char *why, size_t n) {
         if (sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL) continue;
         if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
             const char *name = elf_strptr(e, shstrndx, sh.sh_name);
-            snprintf(why, n, "section %s (offset %llu, %llu bytes) ends past the end of the file",
-                     name ? name : "?", (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
+            snprintf(why, n, "section %s (offset %llu, %llu bytes) ends past the end of the file", name ? name : "?",
+                     (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size);
             return -1;
         }
     }
@@ -142,7 +143,8 @@ static int elf_check_bounds(Elf *e, size_t size, char *why, size_t n) {
 }
 
 /* 1 when the cubin's .nv.compat marks an arch-specific target ('a'). */
-static int compat_arch_specific(Elf *e) {
+static int compat_arch_specific(Elf *e)
+{
     size_t shstrndx;
     if (elf_getshdrstrndx(e, &shstrndx)) return 0;
     Elf_Scn *scn = NULL;
@@ -166,7 +168,8 @@ static int compat_arch_specific(Elf *e) {
 
 /* "sm_90", "sm_90a", ...: the SM from e_flags, the suffix from e_flags or .nv.compat,
  * else `hint` (the fatbin entry's 'a'/'f', "" when none). */
-static void cubin_arch(Elf *e, const GElf_Ehdr *eh, const char *hint, char *buf, size_t n) {
+static void cubin_arch(Elf *e, const GElf_Ehdr *eh, const char *hint, char *buf, size_t n)
+{
     unsigned char osabi = eh->e_ident[EI_OSABI];
     unsigned lo = eh->e_flags & 0xff, hi = (eh->e_flags >> 8) & 0xff, sm;
     bool accel;
@@ -184,7 +187,8 @@ static void cubin_arch(Elf *e, const GElf_Ehdr *eh, const char *hint, char *buf,
     snprintf(buf, n, "sm_%u%s", sm, suffix);
 }
 
-static void cubin_report(ctx *c, const char *data, size_t size, const char *where, const char *hint) {
+static void cubin_report(ctx *c, const char *data, size_t size, const char *where, const char *hint)
+{
     Elf *e = elf_memory((char *)data, size);
     GElf_Ehdr eh;
     char why[256];
@@ -235,7 +239,8 @@ static void cubin_report(ctx *c, const char *data, size_t size, const char *wher
     elf_end(e);
 }
 
-static void ptx_report(ctx *c, const char *text, size_t size, const char *where) {
+static void ptx_report(ctx *c, const char *text, size_t size, const char *where)
+{
     while (size && text[size - 1] == 0) size--; /* fatbin payloads are NUL-padded */
     unsigned index = c->image++;
     ptx_diag d;
@@ -275,7 +280,8 @@ static void ptx_report(ctx *c, const char *text, size_t size, const char *where)
 }
 
 /* One or more fatbin containers back to back. */
-static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const char *where) {
+static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const char *where)
+{
     size_t off = 0;
     while (off + 16 <= size) {
         uint32_t magic;
@@ -315,9 +321,7 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
             }
             const unsigned char *data = p + e + ehs;
             char desc[160];
-            const char *sfx = flags & FATBIN_FLAG_ARCH_SPECIFIC     ? "a"
-                              : flags & FATBIN_FLAG_FAMILY_SPECIFIC ? "f"
-                                                                    : "";
+            const char *sfx = flags & FATBIN_FLAG_ARCH_SPECIFIC ? "a" : flags & FATBIN_FLAG_FAMILY_SPECIFIC ? "f" : "";
             if (kind == FATBIN_KIND_ELF) {
                 snprintf(desc, sizeof desc, "%s, fatbin entry", where);
                 if (flags & (FATBIN_FLAG_ZSTD | FATBIN_FLAG_LZ4) && csize) {
@@ -362,7 +366,8 @@ static void fatbin_report(ctx *c, const unsigned char *p, size_t size, const cha
     }
 }
 
-static void host_report(ctx *c, Elf *e) {
+static void host_report(ctx *c, Elf *e)
+{
     size_t shstrndx;
     if (elf_getshdrstrndx(e, &shstrndx)) {
         fprintf(stderr, "%s: cannot read the ELF file: %s\n", c->file, elf_errmsg(-1));
@@ -384,7 +389,8 @@ static void host_report(ctx *c, Elf *e) {
     if (!any) printf("  no GPU code (.nv_fatbin / __nv_relfatbin sections)\n");
 }
 
-static int dump_file(const char *path, const char *extract_dir) {
+static int dump_file(const char *path, const char *extract_dir)
+{
     size_t size;
     char *data = ptx_read_file(path, &size);
     if (!data) {
@@ -430,7 +436,8 @@ static int dump_file(const char *path, const char *extract_dir) {
     return c.err;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *extract = NULL;
     int first = 1;
     for (; first < argc; first++) {

@@ -29,15 +29,17 @@ typedef int (*pass_fn)(ptx_module *m, ptx_diag *d);
 /* Reports of the tidal pass, printed after the pipeline with --report. */
 static tidal_report tidal_reports[8];
 static unsigned ntidal_reports;
-static tidal_options tidal_opts = TIDAL_OPTIONS_DEFAULT;   /* --case-b, --assume-balanced-arrive */
+static tidal_options tidal_opts = TIDAL_OPTIONS_DEFAULT; /* --case-b, --assume-balanced-arrive */
 
-static int pass_tidal(ptx_module *m, ptx_diag *d) {
+static int pass_tidal(ptx_module *m, ptx_diag *d)
+{
     if (ntidal_reports == sizeof tidal_reports / sizeof tidal_reports[0]) ptx_ice("tidal pass run too often");
     return tidal_run(m, &tidal_opts, &tidal_reports[ntidal_reports++], d);
 }
 
 /* Builds the CFG of every function: checks that all branch targets exist. */
-static int pass_verify(ptx_module *m, ptx_diag *d) {
+static int pass_verify(ptx_module *m, ptx_diag *d)
+{
     for (uint32_t i = 0; i < ptx_func_count(m); i++) {
         ptx_func *f = ptx_func_at(m, i);
         if (!f->has_body) continue;
@@ -54,8 +56,9 @@ static const struct pass {
     const char *help;
 } passes[] = {
     {"verify", pass_verify, "check control flow: every branch names a label, every brx.idx a .branchtargets list"},
-    {"tidal", pass_tidal, "SM gate + persistent logical-block loop in every kernel it can prove safe;\n"
-                          "                   other kernels stay byte-identical (see --report)"},
+    {"tidal", pass_tidal,
+     "SM gate + persistent logical-block loop in every kernel it can prove safe;\n"
+     "                   other kernels stay byte-identical (see --report)"},
 };
 
 static const char usage_text[] =
@@ -113,7 +116,8 @@ static const char usage_text[] =
     "\n"
     "PASSES:\n";
 
-static void usage(FILE *out) {
+static void usage(FILE *out)
+{
     fputs(usage_text, out);
     for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
         fprintf(out, "  %-16s %s\n", passes[i].name, passes[i].help);
@@ -122,7 +126,8 @@ static void usage(FILE *out) {
           out);
 }
 
-static int usage_error(const char *fmt, const char *arg) {
+static int usage_error(const char *fmt, const char *arg)
+{
     fputs("tidal-opt: ", stderr);
     fprintf(stderr, fmt, arg);
     fputs("\ntry 'tidal-opt --help'\n", stderr);
@@ -130,7 +135,8 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 /* LLVM IR: by name (.ll, .bc) or by bitcode magic. */
-static bool llvm_input(const char *path, const char *src, size_t len) {
+static bool llvm_input(const char *path, const char *src, size_t len)
+{
     const unsigned char *u = (const unsigned char *)src;
     size_t pl = strlen(path);
     if (pl > 3 && (!strcmp(path + pl - 3, ".ll") || !strcmp(path + pl - 3, ".bc"))) return true;
@@ -142,7 +148,8 @@ static bool llvm_input(const char *path, const char *src, size_t len) {
  * (--emit=ptx) for the PTX path to continue with. */
 static int llvm_path(const char *name, char **src, size_t *len, const char *emit, const char *arch,
                      const struct pass *const *pipeline, size_t npipe, bool stats, bool dump_cfg, int report,
-                     bool cubin, const char *out) {
+                     bool cubin, const char *out)
+{
 #ifndef TIDAL_HAVE_LLVM
     (void)len, (void)emit, (void)arch, (void)pipeline, (void)npipe, (void)stats, (void)dump_cfg, (void)report,
         (void)cubin, (void)out;
@@ -193,8 +200,10 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
     if (!rc && report) {
         FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
         if (have_rep) {
-            if (report == 2) tidal_report_print_json(&rep, rf);
-            else tidal_report_print_text(&rep, rf);
+            if (report == 2)
+                tidal_report_print_json(&rep, rf);
+            else
+                tidal_report_print_text(&rep, rf);
         } else {
             fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
         }
@@ -209,7 +218,8 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
 #endif
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *in = NULL, *out = NULL;
     const struct pass *pipeline[64];
     size_t npipe = 0;
@@ -240,7 +250,8 @@ int main(int argc, char **argv) {
             if (!list) return 70;
             for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 if (a[1] == 'd') {
-                    if (!strcmp(tok, "cfg")) dump_cfg = true;
+                    if (!strcmp(tok, "cfg"))
+                        dump_cfg = true;
                     else {
                         int rc = usage_error("unknown dump '%s' (known: cfg)", tok);
                         free(list);
@@ -281,9 +292,12 @@ int main(int argc, char **argv) {
             if (strcmp(emit, "ptx") && strcmp(emit, "llvm") && strcmp(emit, "bc"))
                 return usage_error("unknown output kind '%s' (ptx, llvm or bc)", emit);
         } else if (!strcmp(a, "--arch") || !strncmp(a, "--arch=", 7)) {
-            if (a[6] == '=') arch = a + 7;
-            else if (i + 1 >= argc) return usage_error("option '%s' needs an argument", a);
-            else arch = argv[++i];
+            if (a[6] == '=')
+                arch = a + 7;
+            else if (i + 1 >= argc)
+                return usage_error("option '%s' needs an argument", a);
+            else
+                arch = argv[++i];
         } else if (!strcmp(a, "--stats")) {
             stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -342,8 +356,10 @@ int main(int argc, char **argv) {
     if (!rc && report) {
         FILE *rf = out && !strcmp(out, "-") ? stderr : stdout;
         for (unsigned i = 0; i < ntidal_reports; i++) {
-            if (report == 2) tidal_report_print_json(&tidal_reports[i], rf);
-            else tidal_report_print_text(&tidal_reports[i], rf);
+            if (report == 2)
+                tidal_report_print_json(&tidal_reports[i], rf);
+            else
+                tidal_report_print_text(&tidal_reports[i], rf);
         }
         if (!ntidal_reports) fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
     }

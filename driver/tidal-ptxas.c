@@ -60,7 +60,8 @@ static const char usage_text[] =
 
 /* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
  * when the input is to be assembled unchanged (reason already printed). */
-static char *rewrite(const char *in, FILE *report, const tidal_options *opt) {
+static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
+{
     tidal_report rep;
     int why;
     ptx_module *m = tidal_rewrite_file(in, in, "tidal-ptxas", opt, &rep, &why);
@@ -99,7 +100,8 @@ static char *rewrite(const char *in, FILE *report, const tidal_options *opt) {
     return path;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *ptxas = tidal_real_ptxas();
     bool off = false;
     const char *report_path = NULL;

@@ -15,14 +15,16 @@
 #include <unistd.h>
 
 /* s ends with suffix */
-static inline bool tidal_ends_with(const char *s, const char *suffix) {
+static inline bool tidal_ends_with(const char *s, const char *suffix)
+{
     size_t n = strlen(s), k = strlen(suffix);
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
 /* A malloc'd formatted string (like asprintf, never NULL). */
 static inline char *tidal_xasprintf(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static inline char *tidal_xasprintf(const char *f, ...) {
+static inline char *tidal_xasprintf(const char *f, ...)
+{
     va_list ap;
     va_start(ap, f);
     int n = vsnprintf(NULL, 0, f, ap);
@@ -41,7 +43,8 @@ static inline char *tidal_path_join(const char *a, const char *b) { return tidal
 /* path made absolute, not canonical (<cwd>/path when relative: nvcc derives its include
  * paths from the directory it is run from, so symlinks stay as given). malloc'd; NULL
  * when the working directory cannot be read. */
-static inline char *tidal_abs_path(const char *path) {
+static inline char *tidal_abs_path(const char *path)
+{
     if (path[0] == '/') return tidal_xasprintf("%s", path);
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) return NULL;

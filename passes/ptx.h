@@ -22,7 +22,7 @@
 /* ---------------------------------------------------------------- diagnostics */
 
 typedef struct ptx_diag {
-    const char *file;  /* name used in messages */
+    const char *file; /* name used in messages */
     unsigned line, col;
     char msg[256];
     int nerrors;
@@ -48,7 +48,7 @@ typedef enum ptx_tok_kind {
 } ptx_tok_kind;
 
 typedef struct ptx_token {
-    uint32_t off;  /* byte offset in the source */
+    uint32_t off; /* byte offset in the source */
     uint32_t len;
     uint32_t line; /* 1-based */
     uint32_t col;  /* 1-based, in bytes */
@@ -75,14 +75,14 @@ typedef enum ptx_stmt_kind {
 /* Classification of instructions that matter to control flow and to tidal. */
 typedef enum ptx_op_class {
     PTX_OP_OTHER = 0,
-    PTX_OP_BRA,      /* bra, bra.uni */
-    PTX_OP_BRX,      /* brx.idx */
-    PTX_OP_RET,      /* ret, ret.uni */
-    PTX_OP_EXIT,     /* exit */
-    PTX_OP_TRAP,     /* trap */
-    PTX_OP_CALL,     /* call, call.uni */
-    PTX_OP_BARRIER,  /* CTA-wide barriers: bar.sync/arrive/red, barrier.*, bar.cta.*, barrier.cta.* */
-    PTX_OP_BAR_WARP, /* bar.warp.sync */
+    PTX_OP_BRA,         /* bra, bra.uni */
+    PTX_OP_BRX,         /* brx.idx */
+    PTX_OP_RET,         /* ret, ret.uni */
+    PTX_OP_EXIT,        /* exit */
+    PTX_OP_TRAP,        /* trap */
+    PTX_OP_CALL,        /* call, call.uni */
+    PTX_OP_BARRIER,     /* CTA-wide barriers: bar.sync/arrive/red, barrier.*, bar.cta.*, barrier.cta.* */
+    PTX_OP_BAR_WARP,    /* bar.warp.sync */
     PTX_OP_BAR_CLUSTER, /* barrier.cluster.* */
 } ptx_op_class;
 
@@ -91,16 +91,16 @@ typedef struct ptx_operand {
 } ptx_operand;
 
 typedef struct ptx_stmt {
-    uint8_t kind;     /* ptx_stmt_kind */
-    uint8_t op_class; /* ptx_op_class, for PTX_ST_INSTR */
-    uint8_t guard_neg;/* @!p */
-    uint8_t removed;  /* set by ptx_stmt_remove: not printed */
-    uint16_t depth;   /* scope nesting depth inside the body (0 = function body) */
+    uint8_t kind;      /* ptx_stmt_kind */
+    uint8_t op_class;  /* ptx_op_class, for PTX_ST_INSTR */
+    uint8_t guard_neg; /* @!p */
+    uint8_t removed;   /* set by ptx_stmt_remove: not printed */
+    uint16_t depth;    /* scope nesting depth inside the body (0 = function body) */
     uint16_t nops;
-    int32_t guard_tok;   /* token index of the guard predicate register, -1 if none */
-    uint32_t opcode_tok; /* INSTR: opcode token; LABEL/TARGETS: name token; others: first token */
+    int32_t guard_tok;           /* token index of the guard predicate register, -1 if none */
+    uint32_t opcode_tok;         /* INSTR: opcode token; LABEL/TARGETS: name token; others: first token */
     uint32_t tok_begin, tok_end; /* [begin, end) in the token array; end includes ';' */
-    ptx_operand *ops;    /* INSTR: operands */
+    ptx_operand *ops;            /* INSTR: operands */
     /* Replacement text (no leading indentation, no trailing newline). NULL: the
      * original bytes of [tok_begin, tok_end) are printed. */
     const char *text;
@@ -111,11 +111,11 @@ typedef struct ptx_stmt {
 typedef struct ptx_param {
     uint32_t tok_begin, tok_end; /* the whole declaration */
     uint32_t name_tok;
-    const char *space;           /* ".param" or ".reg" (interned directive text) */
-    uint32_t type_tok;           /* token of the type directive (.u64, .b8, ...) */
-    uint32_t align;              /* 0 when not given */
-    uint64_t array_len;          /* 0 for scalars; product of [K] dimensions */
-    bool is_ptr;                 /* has .ptr */
+    const char *space;  /* ".param" or ".reg" (interned directive text) */
+    uint32_t type_tok;  /* token of the type directive (.u64, .b8, ...) */
+    uint32_t align;     /* 0 when not given */
+    uint64_t array_len; /* 0 for scalars; product of [K] dimensions */
+    bool is_ptr;        /* has .ptr */
 } ptx_param;
 
 typedef struct ptx_perf {
@@ -139,8 +139,8 @@ struct ptx_func {
     unsigned linkage;            /* PTX_LINK_* */
     uint32_t tok_begin, tok_end; /* whole item, from linkage to '}' or ';' */
     uint32_t name_tok;
-    uint32_t body_open_tok;      /* '{' of the body, if has_body */
-    uint32_t body_close_tok;     /* '}' of the body, if has_body */
+    uint32_t body_open_tok;  /* '{' of the body, if has_body */
+    uint32_t body_close_tok; /* '}' of the body, if has_body */
     ptx_param *rets;
     uint32_t nrets;
     ptx_param *params;
@@ -149,7 +149,7 @@ struct ptx_func {
     uint32_t nperf;
     ptx_stmt *stmts;
     uint32_t nstmts, cap_stmts;
-    bool modified;               /* some statement changed, was added or removed */
+    bool modified; /* some statement changed, was added or removed */
     /* Replacement for the header (everything before the body '{'), NULL to keep. */
     const char *header_text;
     uint32_t header_len;
@@ -169,15 +169,15 @@ typedef enum ptx_item_kind {
 typedef struct ptx_item {
     uint8_t kind;
     uint32_t tok_begin, tok_end;
-    uint32_t name_tok;  /* VAR: its name; FUNC: its name; others: first token */
-    ptx_func *func;     /* FUNC */
-    const char *text;   /* synthesized items (ptx_item_insert): their text */
+    uint32_t name_tok; /* VAR: its name; FUNC: its name; others: first token */
+    ptx_func *func;    /* FUNC */
+    const char *text;  /* synthesized items (ptx_item_insert): their text */
     uint32_t text_len;
 } ptx_item;
 
 struct ptx_module {
-    const char *file;    /* as given to ptx_parse */
-    const char *src;     /* the source (owned copy) */
+    const char *file; /* as given to ptx_parse */
+    const char *src;  /* the source (owned copy) */
     size_t len;
     ptx_token *toks;
     uint32_t ntoks;
@@ -216,7 +216,7 @@ char *ptx_tok_str(const ptx_module *m, uint32_t t, char *buf, size_t size);
 
 /* Functions. */
 uint32_t ptx_func_count(const ptx_module *m);
-ptx_func *ptx_func_at(const ptx_module *m, uint32_t i);  /* i-th function item, in order */
+ptx_func *ptx_func_at(const ptx_module *m, uint32_t i); /* i-th function item, in order */
 ptx_func *ptx_func_find(const ptx_module *m, const char *name);
 /* Name of a function as a NUL-terminated string in the module's arena. */
 const char *ptx_func_name(const ptx_func *f);
@@ -249,9 +249,9 @@ char *ptx_fmt(ptx_module *m, const char *fmt, ...) __attribute__((format(printf,
 enum { PTX_BB_EXIT_SUCC = UINT32_MAX }; /* pseudo successor: leaves the function */
 
 typedef struct ptx_block {
-    uint32_t first, last;  /* statement indices [first, last] (inclusive) */
-    uint32_t label_stmt;   /* statement index of its label, or UINT32_MAX */
-    uint32_t *succ;        /* block indices; PTX_BB_EXIT_SUCC for ret/exit */
+    uint32_t first, last; /* statement indices [first, last] (inclusive) */
+    uint32_t label_stmt;  /* statement index of its label, or UINT32_MAX */
+    uint32_t *succ;       /* block indices; PTX_BB_EXIT_SUCC for ret/exit */
     uint32_t nsucc;
     uint32_t *pred;
     uint32_t npred;
@@ -275,13 +275,32 @@ void ptx_cfg_dump(const ptx_cfg *c, FILE *out);
 
 typedef enum ptx_sreg {
     PTX_SREG_NONE = -1,
-    PTX_SREG_TID, PTX_SREG_NTID, PTX_SREG_LANEID, PTX_SREG_WARPID, PTX_SREG_NWARPID,
-    PTX_SREG_CTAID, PTX_SREG_NCTAID, PTX_SREG_SMID, PTX_SREG_NSMID, PTX_SREG_GRIDID,
-    PTX_SREG_IS_EXPLICIT_CLUSTER, PTX_SREG_CLUSTERID, PTX_SREG_NCLUSTERID,
-    PTX_SREG_CLUSTER_CTAID, PTX_SREG_CLUSTER_NCTAID, PTX_SREG_CLUSTER_CTARANK,
-    PTX_SREG_CLUSTER_NCTARANK, PTX_SREG_LANEMASK, PTX_SREG_CLOCK, PTX_SREG_CLOCK64,
-    PTX_SREG_GLOBALTIMER, PTX_SREG_PM, PTX_SREG_ENVREG, PTX_SREG_SMEM_SIZE,
-    PTX_SREG_RESERVED_SMEM, PTX_SREG_CURRENT_GRAPH_EXEC,
+    PTX_SREG_TID,
+    PTX_SREG_NTID,
+    PTX_SREG_LANEID,
+    PTX_SREG_WARPID,
+    PTX_SREG_NWARPID,
+    PTX_SREG_CTAID,
+    PTX_SREG_NCTAID,
+    PTX_SREG_SMID,
+    PTX_SREG_NSMID,
+    PTX_SREG_GRIDID,
+    PTX_SREG_IS_EXPLICIT_CLUSTER,
+    PTX_SREG_CLUSTERID,
+    PTX_SREG_NCLUSTERID,
+    PTX_SREG_CLUSTER_CTAID,
+    PTX_SREG_CLUSTER_NCTAID,
+    PTX_SREG_CLUSTER_CTARANK,
+    PTX_SREG_CLUSTER_NCTARANK,
+    PTX_SREG_LANEMASK,
+    PTX_SREG_CLOCK,
+    PTX_SREG_CLOCK64,
+    PTX_SREG_GLOBALTIMER,
+    PTX_SREG_PM,
+    PTX_SREG_ENVREG,
+    PTX_SREG_SMEM_SIZE,
+    PTX_SREG_RESERVED_SMEM,
+    PTX_SREG_CURRENT_GRAPH_EXEC,
     PTX_SREG_COUNT
 } ptx_sreg;
 
@@ -298,7 +317,7 @@ void ptx_stmt_count_sregs(const ptx_module *m, const ptx_stmt *s, unsigned count
 typedef struct ptx_func_stats {
     unsigned instructions;
     unsigned blocks;
-    unsigned barriers;        /* CTA barriers */
+    unsigned barriers; /* CTA barriers */
     unsigned warp_barriers;
     unsigned cluster_barriers;
     unsigned calls;

@@ -19,18 +19,22 @@ typedef struct label_map {
     uint32_t *scope_parent; /* per scope id: enclosing scope id */
 } label_map;
 
-static uint32_t hash_bytes(const char *s, size_t n) {
+static uint32_t hash_bytes(const char *s, size_t n)
+{
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
     return h;
 }
 
-static bool same_tok(const ptx_module *m, uint32_t a, uint32_t b) {
-    return m->toks[a].len == m->toks[b].len && !memcmp(m->src + m->toks[a].off, m->src + m->toks[b].off, m->toks[a].len);
+static bool same_tok(const ptx_module *m, uint32_t a, uint32_t b)
+{
+    return m->toks[a].len == m->toks[b].len &&
+           !memcmp(m->src + m->toks[a].off, m->src + m->toks[b].off, m->toks[a].len);
 }
 
 /* The slot of label `name_tok` declared in scope `scope`. */
-static uint32_t *map_slot(label_map *lm, uint32_t name_tok, uint32_t scope) {
+static uint32_t *map_slot(label_map *lm, uint32_t name_tok, uint32_t scope)
+{
     const ptx_token *t = &lm->m->toks[name_tok];
     for (uint32_t h = (hash_bytes(lm->m->src + t->off, t->len) ^ scope * 2654435761u) & lm->mask;;
          h = (h + 1) & lm->mask) {
@@ -41,7 +45,8 @@ static uint32_t *map_slot(label_map *lm, uint32_t name_tok, uint32_t scope) {
 }
 
 /* Resolves `name_tok` used by statement `user`: its own scope, then the enclosing ones. */
-static uint32_t map_get(label_map *lm, uint32_t name_tok, uint32_t user) {
+static uint32_t map_get(label_map *lm, uint32_t name_tok, uint32_t user)
+{
     for (uint32_t sc = lm->scope[user];; sc = lm->scope_parent[sc]) {
         uint32_t v = *map_slot(lm, name_tok, sc);
         if (v) return v - 1;
@@ -49,7 +54,8 @@ static uint32_t map_get(label_map *lm, uint32_t name_tok, uint32_t user) {
     }
 }
 
-static bool add_edge(ptx_cfg *c, uint32_t from, uint32_t to) {
+static bool add_edge(ptx_cfg *c, uint32_t from, uint32_t to)
+{
     ptx_block *b = &c->blocks[from];
     for (uint32_t i = 0; i < b->nsucc; i++)
         if (b->succ[i] == to) return true;
@@ -60,13 +66,15 @@ static bool add_edge(ptx_cfg *c, uint32_t from, uint32_t to) {
     return true;
 }
 
-static void cfg_error(ptx_diag *d, const ptx_module *m, uint32_t tok, const char *what) {
+static void cfg_error(ptx_diag *d, const ptx_module *m, uint32_t tok, const char *what)
+{
     char name[64];
     ptx_tok_str(m, tok, name, sizeof name);
     ptx_diag_error(d, m->toks[tok].line, m->toks[tok].col, "%s '%s'", what, name);
 }
 
-ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag) {
+ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag)
+{
     const ptx_module *m = f->mod;
     ptx_cfg *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -131,7 +139,12 @@ ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag) {
         }
         b->ninstrs++;
         switch (s->op_class) {
-        case PTX_OP_BRA: case PTX_OP_BRX: case PTX_OP_RET: case PTX_OP_EXIT: case PTX_OP_TRAP: case PTX_OP_CALL:
+        case PTX_OP_BRA:
+        case PTX_OP_BRX:
+        case PTX_OP_RET:
+        case PTX_OP_EXIT:
+        case PTX_OP_TRAP:
+        case PTX_OP_CALL:
             open = UINT32_MAX;
             break;
         default:
@@ -190,7 +203,8 @@ ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag) {
                 fall = guarded;
                 break;
             }
-            case PTX_OP_RET: case PTX_OP_EXIT:
+            case PTX_OP_RET:
+            case PTX_OP_EXIT:
                 if (!add_edge(c, bi, PTX_BB_EXIT_SUCC)) goto oom;
                 fall = guarded;
                 break;
@@ -229,7 +243,8 @@ fail:
     return NULL;
 }
 
-void ptx_cfg_free(ptx_cfg *c) {
+void ptx_cfg_free(ptx_cfg *c)
+{
     if (!c) return;
     for (uint32_t i = 0; i < c->nblocks; i++) {
         free(c->blocks[i].succ);
@@ -240,7 +255,8 @@ void ptx_cfg_free(ptx_cfg *c) {
     free(c);
 }
 
-static void print_block_name(uint32_t b, FILE *out) {
+static void print_block_name(uint32_t b, FILE *out)
+{
     if (b == PTX_BB_EXIT_SUCC) {
         fputs("exit", out);
         return;
@@ -248,11 +264,13 @@ static void print_block_name(uint32_t b, FILE *out) {
     fprintf(out, "bb%u", b);
 }
 
-void ptx_cfg_dump(const ptx_cfg *c, FILE *out) {
+void ptx_cfg_dump(const ptx_cfg *c, FILE *out)
+{
     const ptx_func *f = c->func;
     const ptx_module *m = f->mod;
     const ptx_token *nt = &m->toks[f->name_tok];
-    fprintf(out, "cfg %s %.*s: %u blocks\n", f->is_entry ? "kernel" : "func", (int)nt->len, m->src + nt->off, c->nblocks);
+    fprintf(out, "cfg %s %.*s: %u blocks\n", f->is_entry ? "kernel" : "func", (int)nt->len, m->src + nt->off,
+            c->nblocks);
     for (uint32_t bi = 0; bi < c->nblocks; bi++) {
         const ptx_block *b = &c->blocks[bi];
         fprintf(out, "  bb%u", bi);

@@ -17,7 +17,8 @@ enum {
 
 static unsigned char cls[256];
 
-static void init_classes(void) {
+static void init_classes(void)
+{
     for (int c = 'a'; c <= 'z'; c++) cls[c] |= C_ID_START | C_ID;
     for (int c = 'A'; c <= 'Z'; c++) cls[c] |= C_ID_START | C_ID;
     for (int c = '0'; c <= '9'; c++) cls[c] |= C_ID | C_DIGIT | C_HEX;
@@ -30,7 +31,8 @@ static void init_classes(void) {
     cls[' '] = cls['\t'] = cls['\r'] = cls['\n'] = cls['\f'] = cls['\v'] = C_SPACE;
 }
 
-int ptx_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
+int ptx_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
     if (need <= *cap) return 0;
     uint32_t nc = *cap ? *cap : 16;
     while (nc < need) {
@@ -46,7 +48,8 @@ int ptx_grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
 
 /* Consumes identifier characters, dotted components (ld.global.f32, %ctaid.x)
  * and `::` qualifiers (cp.async.bulk.shared::cluster). */
-static size_t scan_ident_tail(const unsigned char *s, size_t i, size_t n, bool dots) {
+static size_t scan_ident_tail(const unsigned char *s, size_t i, size_t n, bool dots)
+{
     for (;;) {
         while (i < n && (cls[s[i]] & C_ID)) i++;
         if (dots && i + 1 < n && s[i] == '.' && (cls[s[i + 1]] & C_ID)) {
@@ -61,7 +64,8 @@ static size_t scan_ident_tail(const unsigned char *s, size_t i, size_t n, bool d
     }
 }
 
-int ptx_lex(ptx_module *m, ptx_diag *d) {
+int ptx_lex(ptx_module *m, ptx_diag *d)
+{
     if (!cls['a']) init_classes();
     const unsigned char *s = (const unsigned char *)m->src;
     size_t n = m->len;
@@ -220,7 +224,8 @@ int ptx_lex(ptx_module *m, ptx_diag *d) {
         nt++;
     }
     if (nt + 1 > cap && ptx_grow((void **)&t, &cap, nt + 1, sizeof *t)) goto oom;
-    t[nt] = (ptx_token){.off = (uint32_t)n, .len = 0, .line = line, .col = (uint32_t)(n - line_start + 1), .kind = PTX_TK_EOF};
+    t[nt] = (ptx_token){
+        .off = (uint32_t)n, .len = 0, .line = line, .col = (uint32_t)(n - line_start + 1), .kind = PTX_TK_EOF};
     m->toks = t;
     m->ntoks = nt;
     return 0;

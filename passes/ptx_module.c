@@ -3,19 +3,22 @@
 
 #include <string.h>
 
-uint32_t ptx_func_count(const ptx_module *m) {
+uint32_t ptx_func_count(const ptx_module *m)
+{
     uint32_t n = 0;
     for (uint32_t i = 0; i < m->nitems; i++) n += m->items[i].kind == PTX_ITEM_FUNC && m->items[i].func;
     return n;
 }
 
-ptx_func *ptx_func_at(const ptx_module *m, uint32_t k) {
+ptx_func *ptx_func_at(const ptx_module *m, uint32_t k)
+{
     for (uint32_t i = 0; i < m->nitems; i++)
         if (m->items[i].kind == PTX_ITEM_FUNC && m->items[i].func && k-- == 0) return m->items[i].func;
     return NULL;
 }
 
-ptx_func *ptx_func_find(const ptx_module *m, const char *name) {
+ptx_func *ptx_func_find(const ptx_module *m, const char *name)
+{
     for (uint32_t i = 0; i < m->nitems; i++) {
         ptx_func *f = m->items[i].func;
         if (m->items[i].kind == PTX_ITEM_FUNC && f && ptx_tok_is(m, f->name_tok, name)) return f;
@@ -23,16 +26,19 @@ ptx_func *ptx_func_find(const ptx_module *m, const char *name) {
     return NULL;
 }
 
-const char *ptx_func_name(const ptx_func *f) {
+const char *ptx_func_name(const ptx_func *f)
+{
     const ptx_token *t = &f->mod->toks[f->name_tok];
     return ptx_strdup(f->mod, f->mod->src + t->off, t->len);
 }
 
-bool ptx_stmt_opcode_is(const ptx_module *m, const ptx_stmt *s, const char *full) {
+bool ptx_stmt_opcode_is(const ptx_module *m, const ptx_stmt *s, const char *full)
+{
     return s->kind == PTX_ST_INSTR && !s->synthesized && ptx_tok_is(m, s->opcode_tok, full);
 }
 
-bool ptx_stmt_opcode_root_is(const ptx_module *m, const ptx_stmt *s, const char *root) {
+bool ptx_stmt_opcode_root_is(const ptx_module *m, const ptx_stmt *s, const char *root)
+{
     if (s->kind != PTX_ST_INSTR || s->synthesized) return false;
     const ptx_token *t = &m->toks[s->opcode_tok];
     size_t n = strlen(root);
@@ -40,12 +46,14 @@ bool ptx_stmt_opcode_root_is(const ptx_module *m, const ptx_stmt *s, const char 
 }
 
 /* Opcode prefix match: `op` equals `p` or starts with `p` followed by '.'. */
-static bool op_is(const char *op, size_t len, const char *p) {
+static bool op_is(const char *op, size_t len, const char *p)
+{
     size_t n = strlen(p);
     return len >= n && memcmp(op, p, n) == 0 && (len == n || op[n] == '.');
 }
 
-ptx_op_class ptx_classify_opcode(const char *op, size_t len) {
+ptx_op_class ptx_classify_opcode(const char *op, size_t len)
+{
     switch (op[0]) {
     case 'b':
         if (op_is(op, len, "bra")) return PTX_OP_BRA;
@@ -74,12 +82,14 @@ ptx_op_class ptx_classify_opcode(const char *op, size_t len) {
 
 /* ------------------------------------------------------------ editing */
 
-static void mark(ptx_func *f) {
+static void mark(ptx_func *f)
+{
     f->modified = true;
     f->mod->modified = true;
 }
 
-void ptx_stmt_set_text(ptx_func *f, uint32_t i, const char *text) {
+void ptx_stmt_set_text(ptx_func *f, uint32_t i, const char *text)
+{
     if (i >= f->nstmts) ptx_ice("ptx_stmt_set_text: statement %u out of range", i);
     size_t n = strlen(text);
     f->stmts[i].text = ptx_strdup(f->mod, text, n);
@@ -87,13 +97,15 @@ void ptx_stmt_set_text(ptx_func *f, uint32_t i, const char *text) {
     mark(f);
 }
 
-void ptx_stmt_remove(ptx_func *f, uint32_t i) {
+void ptx_stmt_remove(ptx_func *f, uint32_t i)
+{
     if (i >= f->nstmts) ptx_ice("ptx_stmt_remove: statement %u out of range", i);
     f->stmts[i].removed = 1;
     mark(f);
 }
 
-uint32_t ptx_stmt_insert(ptx_func *f, uint32_t i, ptx_stmt_kind kind, const char *text) {
+uint32_t ptx_stmt_insert(ptx_func *f, uint32_t i, ptx_stmt_kind kind, const char *text)
+{
     if (i > f->nstmts) ptx_ice("ptx_stmt_insert: index %u out of range", i);
     if (!f->has_body) ptx_ice("ptx_stmt_insert: a declaration has no body to insert into");
     if (ptx_grow((void **)&f->stmts, &f->cap_stmts, f->nstmts + 1, sizeof *f->stmts)) ptx_ice("out of memory");
@@ -120,14 +132,16 @@ uint32_t ptx_stmt_insert(ptx_func *f, uint32_t i, ptx_stmt_kind kind, const char
     return i;
 }
 
-void ptx_func_set_header(ptx_func *f, const char *text) {
+void ptx_func_set_header(ptx_func *f, const char *text)
+{
     size_t n = strlen(text);
     f->header_text = ptx_strdup(f->mod, text, n);
     f->header_len = (uint32_t)n;
     mark(f);
 }
 
-void ptx_item_insert(ptx_module *m, uint32_t i, ptx_item_kind kind, const char *text) {
+void ptx_item_insert(ptx_module *m, uint32_t i, ptx_item_kind kind, const char *text)
+{
     if (i > m->nitems) ptx_ice("ptx_item_insert: index %u out of range", i);
     if (ptx_grow((void **)&m->items, &m->cap_items, m->nitems + 1, sizeof *m->items)) ptx_ice("out of memory");
     memmove(&m->items[i + 1], &m->items[i], sizeof *m->items * (m->nitems - i));

@@ -19,13 +19,15 @@ typedef struct parser {
 static const ptx_token *tk(parser *ps, uint32_t i) { return &ps->m->toks[i]; }
 static const ptx_token *cur(parser *ps) { return tk(ps, ps->p); }
 
-static bool is_punct(parser *ps, uint32_t i, char c) {
+static bool is_punct(parser *ps, uint32_t i, char c)
+{
     return tk(ps, i)->kind == PTX_TK_PUNCT && tk(ps, i)->punct == (unsigned char)c;
 }
 static bool tok_eq(parser *ps, uint32_t i, const char *s) { return ptx_tok_is(ps->m, i, s); }
 static bool at_eof(parser *ps) { return cur(ps)->kind == PTX_TK_EOF; }
 
-static void describe(parser *ps, uint32_t i, char *buf, size_t size) {
+static void describe(parser *ps, uint32_t i, char *buf, size_t size)
+{
     const ptx_token *t = tk(ps, i);
     if (t->kind == PTX_TK_EOF) {
         snprintf(buf, size, "end of file");
@@ -35,7 +37,8 @@ static void describe(parser *ps, uint32_t i, char *buf, size_t size) {
     snprintf(buf, size, "'%.*s'%s", (int)n, ps->m->src + t->off, t->len > 40 ? "..." : "");
 }
 
-static void error_at(parser *ps, uint32_t i, const char *what) {
+static void error_at(parser *ps, uint32_t i, const char *what)
+{
     if (ps->failed) return;
     char got[64];
     describe(ps, i, got, sizeof got);
@@ -43,7 +46,8 @@ static void error_at(parser *ps, uint32_t i, const char *what) {
     ps->failed = true;
 }
 
-static void *alloc(parser *ps, size_t n) {
+static void *alloc(parser *ps, size_t n)
+{
     void *p = ptx_arena_zalloc(ps->m->arena, n);
     if (!p && !ps->failed) {
         ptx_diag_error(ps->d, 0, 0, "out of memory");
@@ -54,7 +58,8 @@ static void *alloc(parser *ps, size_t n) {
 
 /* Advances past a balanced run up to (and including) the `;` at depth 0.
  * Brackets must balance; `}` at depth 0 before `;` is an error. */
-static bool skip_to_semicolon(parser *ps, const char *ctx) {
+static bool skip_to_semicolon(parser *ps, const char *ctx)
+{
     char stack[64];
     int depth = 0;
     uint32_t start = ps->p;
@@ -108,7 +113,8 @@ static bool skip_to_semicolon(parser *ps, const char *ctx) {
     }
 }
 
-static bool take_int(parser *ps) {
+static bool take_int(parser *ps)
+{
     if (cur(ps)->kind != PTX_TK_INT) return false;
     ps->p++;
     return true;
@@ -118,7 +124,8 @@ static bool take_int(parser *ps) {
  * LABEL[+N], inlined_at FILE LINE COLUMN]`, the directive token at ps->p. They take no
  * ';' and end where their grammar ends, not at the end of the line: PTX is free-form, so
  * another directive or an instruction may follow on the same line (ptxas accepts it). */
-static bool parse_loc_or_file(parser *ps) {
+static bool parse_loc_or_file(parser *ps)
+{
     uint32_t first = ps->p++;
     if (tok_eq(ps, first, ".file")) {
         bool ok = take_int(ps) && cur(ps)->kind == PTX_TK_STRING;
@@ -146,12 +153,12 @@ static bool parse_loc_or_file(parser *ps) {
         ok = ok && take_int(ps) && take_int(ps) && take_int(ps);
     }
     if (!ok)
-        error_at(ps, ps->p,
-                 "expected '.loc FILE LINE COLUMN[, function_name LABEL, inlined_at FILE LINE COLUMN]'");
+        error_at(ps, ps->p, "expected '.loc FILE LINE COLUMN[, function_name LABEL, inlined_at FILE LINE COLUMN]'");
     return ok;
 }
 
-static bool parse_uint(parser *ps, uint32_t i, uint64_t *out) {
+static bool parse_uint(parser *ps, uint32_t i, uint64_t *out)
+{
     const ptx_token *t = tk(ps, i);
     if (t->kind != PTX_TK_INT) return false;
     const char *s = ps->m->src + t->off;
@@ -159,15 +166,22 @@ static bool parse_uint(parser *ps, uint32_t i, uint64_t *out) {
     size_t k = 0, n = t->len;
     if (n && (s[n - 1] == 'U' || s[n - 1] == 'u')) n--;
     unsigned base = 10;
-    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, k = 2;
-    else if (n > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) base = 2, k = 2;
-    else if (n > 1 && s[0] == '0') base = 8, k = 1;
+    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        base = 16, k = 2;
+    else if (n > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B'))
+        base = 2, k = 2;
+    else if (n > 1 && s[0] == '0')
+        base = 8, k = 1;
     for (; k < n; k++) {
         unsigned c = (unsigned char)s[k], dgt;
-        if (c >= '0' && c <= '9') dgt = c - '0';
-        else if (c >= 'a' && c <= 'f') dgt = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') dgt = c - 'A' + 10;
-        else return false;
+        if (c >= '0' && c <= '9')
+            dgt = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            dgt = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            dgt = c - 'A' + 10;
+        else
+            return false;
         if (dgt >= base || v > (UINT64_MAX - dgt) / base) return false;
         v = v * base + dgt;
     }
@@ -175,7 +189,8 @@ static bool parse_uint(parser *ps, uint32_t i, uint64_t *out) {
     return true;
 }
 
-static bool add_item(parser *ps, ptx_item_kind kind, uint32_t b, uint32_t e, uint32_t name) {
+static bool add_item(parser *ps, ptx_item_kind kind, uint32_t b, uint32_t e, uint32_t name)
+{
     ptx_module *m = ps->m;
     if (ptx_grow((void **)&m->items, &m->cap_items, m->nitems + 1, sizeof *m->items)) {
         ptx_diag_error(ps->d, 0, 0, "out of memory");
@@ -188,29 +203,32 @@ static bool add_item(parser *ps, ptx_item_kind kind, uint32_t b, uint32_t e, uin
 
 /* ------------------------------------------------------------ declarations */
 
-static bool is_state_space(parser *ps, uint32_t i) {
+static bool is_state_space(parser *ps, uint32_t i)
+{
     static const char *const spaces[] = {".global", ".const", ".shared", ".local", ".param", ".tex", NULL};
     for (int k = 0; spaces[k]; k++)
         if (tok_eq(ps, i, spaces[k])) return true;
     return false;
 }
 
-static bool is_type_directive(parser *ps, uint32_t i) {
+static bool is_type_directive(parser *ps, uint32_t i)
+{
     const ptx_token *t = tk(ps, i);
     if (t->kind != PTX_TK_DIRECTIVE || t->len < 2) return false;
     const char *s = ps->m->src + t->off + 1;
     size_t n = t->len - 1;
-    static const char *const types[] = {"b8", "b16", "b32", "b64", "b128", "u8", "u16", "u32", "u64",
-                                        "s8", "s16", "s32", "s64", "f16", "f16x2", "bf16", "bf16x2",
-                                        "f32", "f64", "pred", "texref", "samplerref", "surfref", "e4m3",
-                                        "e5m2", "tf32", NULL};
+    static const char *const types[] = {"b8",         "b16",     "b32",    "b64",  "b128", "u8",   "u16",
+                                        "u32",        "u64",     "s8",     "s16",  "s32",  "s64",  "f16",
+                                        "f16x2",      "bf16",    "bf16x2", "f32",  "f64",  "pred", "texref",
+                                        "samplerref", "surfref", "e4m3",   "e5m2", "tf32", NULL};
     for (int k = 0; types[k]; k++)
         if (strlen(types[k]) == n && memcmp(types[k], s, n) == 0) return true;
     return false;
 }
 
 /* Parses one parameter declaration in [b, e). */
-static bool parse_param(parser *ps, uint32_t b, uint32_t e, ptx_param *out) {
+static bool parse_param(parser *ps, uint32_t b, uint32_t e, ptx_param *out)
+{
     memset(out, 0, sizeof *out);
     out->tok_begin = b;
     out->tok_end = e;
@@ -229,7 +247,8 @@ static bool parse_param(parser *ps, uint32_t b, uint32_t e, ptx_param *out) {
     for (uint32_t i = b + 1; i < e; i++) {
         const ptx_token *t = tk(ps, i);
         if (t->kind == PTX_TK_DIRECTIVE) {
-            if (tok_eq(ps, i, ".ptr")) after_ptr = true, out->is_ptr = true;
+            if (tok_eq(ps, i, ".ptr"))
+                after_ptr = true, out->is_ptr = true;
             else if (tok_eq(ps, i, ".align")) {
                 uint64_t a;
                 if (i + 1 >= e || !parse_uint(ps, i + 1, &a) || a == 0 || (a & (a - 1))) {
@@ -284,7 +303,8 @@ static bool parse_param(parser *ps, uint32_t b, uint32_t e, ptx_param *out) {
 }
 
 /* '(' decl {, decl} ')' ; returns the parameters in *out. */
-static bool parse_param_list(parser *ps, ptx_param **out, uint32_t *count) {
+static bool parse_param_list(parser *ps, ptx_param **out, uint32_t *count)
+{
     if (!is_punct(ps, ps->p, '(')) {
         error_at(ps, ps->p, "expected '('");
         return false;
@@ -302,10 +322,14 @@ static bool parse_param_list(parser *ps, ptx_param **out, uint32_t *count) {
         uint32_t b = ps->p;
         int depth = 0;
         while (!at_eof(ps)) {
-            if (is_punct(ps, ps->p, '[')) depth++;
-            else if (is_punct(ps, ps->p, ']')) depth--;
-            else if (depth == 0 && (is_punct(ps, ps->p, ',') || is_punct(ps, ps->p, ')'))) break;
-            else if (is_punct(ps, ps->p, '{') || is_punct(ps, ps->p, '}') || is_punct(ps, ps->p, ';')) break;
+            if (is_punct(ps, ps->p, '['))
+                depth++;
+            else if (is_punct(ps, ps->p, ']'))
+                depth--;
+            else if (depth == 0 && (is_punct(ps, ps->p, ',') || is_punct(ps, ps->p, ')')))
+                break;
+            else if (is_punct(ps, ps->p, '{') || is_punct(ps, ps->p, '}') || is_punct(ps, ps->p, ';'))
+                break;
             ps->p++;
         }
         if (!is_punct(ps, ps->p, ',') && !is_punct(ps, ps->p, ')')) {
@@ -338,11 +362,12 @@ static bool parse_param_list(parser *ps, ptx_param **out, uint32_t *count) {
     return true;
 }
 
-static bool is_perf_directive(parser *ps, uint32_t i) {
-    static const char *const perf[] = {".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
-                                       ".maxclusterrank", ".reqnctapercluster", ".explicitcluster",
-                                       ".noreturn", ".blocksareclusters", ".abi_preserve",
-                                       ".abi_preserve_control", NULL};
+static bool is_perf_directive(parser *ps, uint32_t i)
+{
+    static const char *const perf[] = {".maxntid",  ".reqntid",           ".minnctapersm",      ".maxnctapersm",
+                                       ".maxnreg",  ".maxclusterrank",    ".reqnctapercluster", ".explicitcluster",
+                                       ".noreturn", ".blocksareclusters", ".abi_preserve",      ".abi_preserve_control",
+                                       NULL};
     for (int k = 0; perf[k]; k++)
         if (tok_eq(ps, i, perf[k])) return true;
     return false;
@@ -350,7 +375,8 @@ static bool is_perf_directive(parser *ps, uint32_t i) {
 
 /* ------------------------------------------------------------ statements */
 
-static ptx_stmt *new_stmt(parser *ps, ptx_func *f) {
+static ptx_stmt *new_stmt(parser *ps, ptx_func *f)
+{
     if (ptx_grow((void **)&f->stmts, &f->cap_stmts, f->nstmts + 1, sizeof *f->stmts)) {
         ptx_diag_error(ps->d, 0, 0, "out of memory");
         ps->failed = true;
@@ -363,7 +389,8 @@ static ptx_stmt *new_stmt(parser *ps, ptx_func *f) {
 }
 
 /* True for a token that can end an operand (a value or a closing bracket). */
-static bool ends_operand(parser *ps, uint32_t i) {
+static bool ends_operand(parser *ps, uint32_t i)
+{
     const ptx_token *t = tk(ps, i);
     if (t->kind == PTX_TK_PUNCT) return t->punct == ')' || t->punct == ']' || t->punct == '}';
     return t->kind == PTX_TK_IDENT || t->kind == PTX_TK_INT || t->kind == PTX_TK_FLOAT || t->kind == PTX_TK_STRING;
@@ -371,7 +398,8 @@ static bool ends_operand(parser *ps, uint32_t i) {
 
 /* The instruction before the current token lacks its ';': reports it where the
  * ';' belongs, right after the previous token. */
-static void missing_semicolon(parser *ps) {
+static void missing_semicolon(parser *ps)
+{
     if (ps->failed) return;
     const ptx_token *prev = tk(ps, ps->p - 1);
     char got[64];
@@ -380,7 +408,8 @@ static void missing_semicolon(parser *ps) {
     ps->failed = true;
 }
 
-static bool parse_instruction(parser *ps, ptx_func *f, uint16_t depth) {
+static bool parse_instruction(parser *ps, ptx_func *f, uint16_t depth)
+{
     uint32_t b = ps->p;
     int32_t guard = -1;
     bool neg = false;
@@ -492,7 +521,8 @@ static bool parse_instruction(parser *ps, ptx_func *f, uint16_t depth) {
     return true;
 }
 
-static bool simple_stmt(parser *ps, ptx_func *f, ptx_stmt_kind kind, uint32_t b, uint16_t depth) {
+static bool simple_stmt(parser *ps, ptx_func *f, ptx_stmt_kind kind, uint32_t b, uint16_t depth)
+{
     ptx_stmt *s = new_stmt(ps, f);
     if (!s) return false;
     s->kind = (uint8_t)kind;
@@ -503,7 +533,8 @@ static bool simple_stmt(parser *ps, ptx_func *f, ptx_stmt_kind kind, uint32_t b,
     return true;
 }
 
-static bool parse_body(parser *ps, ptx_func *f) {
+static bool parse_body(parser *ps, ptx_func *f)
+{
     uint16_t depth = 0;
     uint32_t open[256];
     open[0] = f->body_open_tok;
@@ -512,8 +543,7 @@ static bool parse_body(parser *ps, ptx_func *f) {
         const ptx_token *t = cur(ps);
         if (t->kind == PTX_TK_EOF) {
             char msg[96];
-            snprintf(msg, sizeof msg, "expected '}' to close the block opened at line %u",
-                     tk(ps, open[depth])->line);
+            snprintf(msg, sizeof msg, "expected '}' to close the block opened at line %u", tk(ps, open[depth])->line);
             error_at(ps, ps->p, msg);
             return false;
         }
@@ -582,7 +612,8 @@ static bool parse_body(parser *ps, ptx_func *f) {
 
 static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned linkage);
 
-static bool parse_function(parser *ps, uint32_t b, unsigned linkage) {
+static bool parse_function(parser *ps, uint32_t b, unsigned linkage)
+{
     ptx_func *f = alloc(ps, sizeof *f);
     if (!f) return false;
     if (parse_function_into(ps, f, b, linkage)) return true;
@@ -590,7 +621,8 @@ static bool parse_function(parser *ps, uint32_t b, unsigned linkage) {
     return false;
 }
 
-static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned linkage) {
+static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned linkage)
+{
     f->mod = ps->m;
     f->linkage = linkage;
     f->tok_begin = b;
@@ -606,8 +638,10 @@ static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned li
             }
             int depth = 0;
             do {
-                if (is_punct(ps, ps->p, '(')) depth++;
-                else if (is_punct(ps, ps->p, ')')) depth--;
+                if (is_punct(ps, ps->p, '('))
+                    depth++;
+                else if (is_punct(ps, ps->p, ')'))
+                    depth--;
                 else if (at_eof(ps) || is_punct(ps, ps->p, ';') || is_punct(ps, ps->p, '{')) {
                     error_at(ps, ps->p, "expected ')' to close '.attribute('");
                     return false;
@@ -624,8 +658,8 @@ static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned li
         if (!parse_param_list(ps, &f->rets, &f->nrets)) return false;
     }
     if (cur(ps)->kind != PTX_TK_IDENT) {
-        error_at(ps, ps->p, f->is_entry ? "expected the kernel name after '.entry'"
-                                        : "expected the function name after '.func'");
+        error_at(ps, ps->p,
+                 f->is_entry ? "expected the kernel name after '.entry'" : "expected the function name after '.func'");
         return false;
     }
     f->name_tok = ps->p++;
@@ -703,7 +737,8 @@ static bool parse_function_into(parser *ps, ptx_func *f, uint32_t b, unsigned li
     return true;
 }
 
-static bool parse_variable(parser *ps, uint32_t b) {
+static bool parse_variable(parser *ps, uint32_t b)
+{
     uint32_t name = UINT32_MAX;
     uint32_t start = ps->p;
     if (!skip_to_semicolon(ps, "variable declaration")) return false;
@@ -723,7 +758,8 @@ static bool parse_variable(parser *ps, uint32_t b) {
     return add_item(ps, PTX_ITEM_VAR, b, ps->p, name);
 }
 
-static bool parse_module(parser *ps) {
+static bool parse_module(parser *ps)
+{
     ptx_module *m = ps->m;
     while (!at_eof(ps) && !ps->failed) {
         uint32_t b = ps->p;
@@ -759,8 +795,7 @@ static bool parse_module(parser *ps) {
              * nothing may stick to the number (8.0.1). ptxas does want the number on the
              * line of .version (checked above). */
             const ptx_token *n = cur(ps);
-            if (!at_eof(ps) && n->line == t->line &&
-                (n->kind != PTX_TK_DIRECTIVE || n->off == v->off + v->len)) {
+            if (!at_eof(ps) && n->line == t->line && (n->kind != PTX_TK_DIRECTIVE || n->off == v->off + v->len)) {
                 error_at(ps, ps->p, "unexpected token after the version number");
                 return false;
             }
@@ -810,12 +845,15 @@ static bool parse_module(parser *ps) {
             while (depth) {
                 if (at_eof(ps)) {
                     char msg[96];
-                    snprintf(msg, sizeof msg, "expected '}' to close the section opened at line %u", tk(ps, open)->line);
+                    snprintf(msg, sizeof msg, "expected '}' to close the section opened at line %u",
+                             tk(ps, open)->line);
                     error_at(ps, ps->p, msg);
                     return false;
                 }
-                if (is_punct(ps, ps->p, '{')) depth++;
-                else if (is_punct(ps, ps->p, '}')) depth--;
+                if (is_punct(ps, ps->p, '{'))
+                    depth++;
+                else if (is_punct(ps, ps->p, '}'))
+                    depth--;
                 ps->p++;
             }
             if (!add_item(ps, PTX_ITEM_SECTION, b, ps->p, b)) return false;
@@ -825,17 +863,22 @@ static bool parse_module(parser *ps) {
         } else {
             unsigned linkage = 0;
             for (;;) {
-                if (tok_eq(ps, ps->p, ".extern")) linkage |= PTX_LINK_EXTERN;
-                else if (tok_eq(ps, ps->p, ".visible")) linkage |= PTX_LINK_VISIBLE;
-                else if (tok_eq(ps, ps->p, ".weak")) linkage |= PTX_LINK_WEAK;
-                else if (tok_eq(ps, ps->p, ".common")) linkage |= PTX_LINK_COMMON;
-                else break;
+                if (tok_eq(ps, ps->p, ".extern"))
+                    linkage |= PTX_LINK_EXTERN;
+                else if (tok_eq(ps, ps->p, ".visible"))
+                    linkage |= PTX_LINK_VISIBLE;
+                else if (tok_eq(ps, ps->p, ".weak"))
+                    linkage |= PTX_LINK_WEAK;
+                else if (tok_eq(ps, ps->p, ".common"))
+                    linkage |= PTX_LINK_COMMON;
+                else
+                    break;
                 ps->p++;
             }
             if (tok_eq(ps, ps->p, ".entry") || tok_eq(ps, ps->p, ".func")) {
                 if (!parse_function(ps, b, linkage)) return false;
-            } else if (is_state_space(ps, ps->p) || tok_eq(ps, ps->p, ".texref") ||
-                       tok_eq(ps, ps->p, ".samplerref") || tok_eq(ps, ps->p, ".surfref")) {
+            } else if (is_state_space(ps, ps->p) || tok_eq(ps, ps->p, ".texref") || tok_eq(ps, ps->p, ".samplerref") ||
+                       tok_eq(ps, ps->p, ".surfref")) {
                 if (!parse_variable(ps, b)) return false;
             } else if (cur(ps)->kind == PTX_TK_DIRECTIVE) {
                 char name[48];
@@ -854,7 +897,8 @@ static bool parse_module(parser *ps) {
     return !ps->failed;
 }
 
-ptx_module *ptx_parse(const char *file, const char *src, size_t len, ptx_diag *diag) {
+ptx_module *ptx_parse(const char *file, const char *src, size_t len, ptx_diag *diag)
+{
     ptx_diag local;
     if (!diag) diag = &local;
     ptx_diag_init(diag, file);
@@ -885,7 +929,8 @@ oom:
     return NULL;
 }
 
-void ptx_module_free(ptx_module *m) {
+void ptx_module_free(ptx_module *m)
+{
     if (!m) return;
     for (uint32_t i = 0; i < m->nitems; i++)
         if (m->items[i].func) free(m->items[i].func->stmts);

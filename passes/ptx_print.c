@@ -13,10 +13,12 @@ typedef struct printer {
     int err;
 } printer;
 
-static void put(printer *pr, const char *s, size_t n) {
+static void put(printer *pr, const char *s, size_t n)
+{
     if (n && fwrite(s, 1, n, pr->out) != n) pr->err = -1;
 }
-static void flush_to(printer *pr, size_t off) {
+static void flush_to(printer *pr, size_t off)
+{
     if (off < pr->pos) ptx_ice("printer moved backwards (%zu < %zu)", off, pr->pos);
     put(pr, pr->m->src + pr->pos, off - pr->pos);
     pr->pos = off;
@@ -26,7 +28,8 @@ static void flush_to(printer *pr, size_t off) {
  * source line, a line break goes between them: otherwise the comment would
  * swallow it (a trailing block comment, the next statement of a shared line,
  * a '{'). */
-static void put_text(printer *pr, const char *s, size_t n, size_t next) {
+static void put_text(printer *pr, const char *s, size_t n, size_t next)
+{
     put(pr, s, n);
     size_t k = n;
     while (k && s[k - 1] != '\n') k--;
@@ -40,7 +43,8 @@ static void put_text(printer *pr, const char *s, size_t n, size_t next) {
 static size_t tok_start(const ptx_module *m, uint32_t t) { return m->toks[t].off; }
 static size_t tok_end(const ptx_module *m, uint32_t t) { return (size_t)m->toks[t].off + m->toks[t].len; }
 
-static void print_func(printer *pr, const ptx_func *f) {
+static void print_func(printer *pr, const ptx_func *f)
+{
     const ptx_module *m = pr->m;
     if (f->header_text) {
         flush_to(pr, tok_start(m, f->tok_begin));
@@ -81,7 +85,8 @@ static void print_func(printer *pr, const ptx_func *f) {
     }
 }
 
-static int print_module(const ptx_module *m, FILE *out) {
+static int print_module(const ptx_module *m, FILE *out)
+{
     printer pr = {.m = m, .out = out};
     if (!m->modified) {
         put(&pr, m->src, m->len);
@@ -99,8 +104,10 @@ static int print_module(const ptx_module *m, FILE *out) {
                 }
             if (at > pr.pos) flush_to(&pr, at);
             if (at) put(&pr, "\n", 1);
-            if (at) put_text(&pr, it->text, it->text_len, pr.pos);
-            else put(&pr, it->text, it->text_len);
+            if (at)
+                put_text(&pr, it->text, it->text_len, pr.pos);
+            else
+                put(&pr, it->text, it->text_len);
             if (!at) put(&pr, "\n", 1);
         } else if (it->kind == PTX_ITEM_FUNC && it->func->modified) {
             print_func(&pr, it->func);
@@ -112,7 +119,8 @@ static int print_module(const ptx_module *m, FILE *out) {
 
 int ptx_print(const ptx_module *m, FILE *out) { return print_module(m, out); }
 
-char *ptx_print_to_string(const ptx_module *m, size_t *len) {
+char *ptx_print_to_string(const ptx_module *m, size_t *len)
+{
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
@@ -126,7 +134,8 @@ char *ptx_print_to_string(const ptx_module *m, size_t *len) {
     return buf;
 }
 
-int ptx_func_print_body(const ptx_func *f, FILE *out) {
+int ptx_func_print_body(const ptx_func *f, FILE *out)
+{
     const ptx_module *m = f->mod;
     if (!f->has_body) ptx_ice("ptx_func_print_body on a declaration");
     printer pr = {.m = m, .out = out, .pos = tok_start(m, f->body_open_tok)};

@@ -50,22 +50,38 @@ static const struct {
 };
 
 static const char *const names[PTX_SREG_COUNT] = {
-    [PTX_SREG_TID] = "%tid", [PTX_SREG_NTID] = "%ntid", [PTX_SREG_LANEID] = "%laneid",
-    [PTX_SREG_WARPID] = "%warpid", [PTX_SREG_NWARPID] = "%nwarpid", [PTX_SREG_CTAID] = "%ctaid",
-    [PTX_SREG_NCTAID] = "%nctaid", [PTX_SREG_SMID] = "%smid", [PTX_SREG_NSMID] = "%nsmid",
-    [PTX_SREG_GRIDID] = "%gridid", [PTX_SREG_IS_EXPLICIT_CLUSTER] = "%is_explicit_cluster",
-    [PTX_SREG_CLUSTERID] = "%clusterid", [PTX_SREG_NCLUSTERID] = "%nclusterid",
-    [PTX_SREG_CLUSTER_CTAID] = "%cluster_ctaid", [PTX_SREG_CLUSTER_NCTAID] = "%cluster_nctaid",
-    [PTX_SREG_CLUSTER_CTARANK] = "%cluster_ctarank", [PTX_SREG_CLUSTER_NCTARANK] = "%cluster_nctarank",
-    [PTX_SREG_LANEMASK] = "%lanemask", [PTX_SREG_CLOCK] = "%clock", [PTX_SREG_CLOCK64] = "%clock64",
-    [PTX_SREG_GLOBALTIMER] = "%globaltimer", [PTX_SREG_PM] = "%pm", [PTX_SREG_ENVREG] = "%envreg",
-    [PTX_SREG_SMEM_SIZE] = "%smem_size", [PTX_SREG_RESERVED_SMEM] = "%reserved_smem_offset",
+    [PTX_SREG_TID] = "%tid",
+    [PTX_SREG_NTID] = "%ntid",
+    [PTX_SREG_LANEID] = "%laneid",
+    [PTX_SREG_WARPID] = "%warpid",
+    [PTX_SREG_NWARPID] = "%nwarpid",
+    [PTX_SREG_CTAID] = "%ctaid",
+    [PTX_SREG_NCTAID] = "%nctaid",
+    [PTX_SREG_SMID] = "%smid",
+    [PTX_SREG_NSMID] = "%nsmid",
+    [PTX_SREG_GRIDID] = "%gridid",
+    [PTX_SREG_IS_EXPLICIT_CLUSTER] = "%is_explicit_cluster",
+    [PTX_SREG_CLUSTERID] = "%clusterid",
+    [PTX_SREG_NCLUSTERID] = "%nclusterid",
+    [PTX_SREG_CLUSTER_CTAID] = "%cluster_ctaid",
+    [PTX_SREG_CLUSTER_NCTAID] = "%cluster_nctaid",
+    [PTX_SREG_CLUSTER_CTARANK] = "%cluster_ctarank",
+    [PTX_SREG_CLUSTER_NCTARANK] = "%cluster_nctarank",
+    [PTX_SREG_LANEMASK] = "%lanemask",
+    [PTX_SREG_CLOCK] = "%clock",
+    [PTX_SREG_CLOCK64] = "%clock64",
+    [PTX_SREG_GLOBALTIMER] = "%globaltimer",
+    [PTX_SREG_PM] = "%pm",
+    [PTX_SREG_ENVREG] = "%envreg",
+    [PTX_SREG_SMEM_SIZE] = "%smem_size",
+    [PTX_SREG_RESERVED_SMEM] = "%reserved_smem_offset",
     [PTX_SREG_CURRENT_GRAPH_EXEC] = "%current_graph_exec",
 };
 
 const char *ptx_sreg_name(ptx_sreg r) { return r >= 0 && r < PTX_SREG_COUNT ? names[r] : "?"; }
 
-ptx_sreg ptx_sreg_classify(const char *s, size_t len, int *component) {
+ptx_sreg ptx_sreg_classify(const char *s, size_t len, int *component)
+{
     if (component) *component = -1;
     if (len < 2 || s[0] != '%') return PTX_SREG_NONE;
     size_t base = len;
@@ -102,7 +118,8 @@ ptx_sreg ptx_sreg_classify(const char *s, size_t len, int *component) {
     return PTX_SREG_NONE;
 }
 
-void ptx_stmt_count_sregs(const ptx_module *m, const ptx_stmt *s, unsigned counts[PTX_SREG_COUNT]) {
+void ptx_stmt_count_sregs(const ptx_module *m, const ptx_stmt *s, unsigned counts[PTX_SREG_COUNT])
+{
     if (s->kind != PTX_ST_INSTR || s->synthesized) return;
     for (uint32_t t = s->opcode_tok + 1; t < s->tok_end; t++) {
         const ptx_token *k = &m->toks[t];

@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-int ptx_func_stats_compute(const ptx_func *f, ptx_func_stats *st, ptx_diag *diag) {
+int ptx_func_stats_compute(const ptx_func *f, ptx_func_stats *st, ptx_diag *diag)
+{
     memset(st, 0, sizeof *st);
     const ptx_module *m = f->mod;
     for (uint32_t i = 0; i < f->nstmts; i++) {
@@ -11,11 +12,20 @@ int ptx_func_stats_compute(const ptx_func *f, ptx_func_stats *st, ptx_diag *diag
         if (s->kind != PTX_ST_INSTR || s->removed) continue;
         st->instructions++;
         switch (s->op_class) {
-        case PTX_OP_BARRIER: st->barriers++; break;
-        case PTX_OP_BAR_WARP: st->warp_barriers++; break;
-        case PTX_OP_BAR_CLUSTER: st->cluster_barriers++; break;
-        case PTX_OP_CALL: st->calls++; break;
-        default: break;
+        case PTX_OP_BARRIER:
+            st->barriers++;
+            break;
+        case PTX_OP_BAR_WARP:
+            st->warp_barriers++;
+            break;
+        case PTX_OP_BAR_CLUSTER:
+            st->cluster_barriers++;
+            break;
+        case PTX_OP_CALL:
+            st->calls++;
+            break;
+        default:
+            break;
         }
         ptx_stmt_count_sregs(m, s, st->sregs);
     }
@@ -26,7 +36,8 @@ int ptx_func_stats_compute(const ptx_func *f, ptx_func_stats *st, ptx_diag *diag
     return 0;
 }
 
-int ptx_stats_print(const ptx_module *m, FILE *out, ptx_diag *diag) {
+int ptx_stats_print(const ptx_module *m, FILE *out, ptx_diag *diag)
+{
     fprintf(out, "module %s: PTX %u.%u, target %s, %u-bit addresses, %u functions\n", m->file, m->version_major,
             m->version_minor, m->target[0] ? m->target : "(none)", m->address_size, ptx_func_count(m));
     for (uint32_t i = 0; i < m->nitems; i++) {

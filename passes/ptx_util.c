@@ -20,7 +20,8 @@ struct ptx_arena {
 
 ptx_arena *ptx_arena_new(void) { return calloc(1, sizeof(ptx_arena)); }
 
-void ptx_arena_free(ptx_arena *a) {
+void ptx_arena_free(ptx_arena *a)
+{
     if (!a) return;
     for (arena_chunk *c = a->head, *n; c; c = n) {
         n = c->next;
@@ -29,7 +30,8 @@ void ptx_arena_free(ptx_arena *a) {
     free(a);
 }
 
-void *ptx_arena_alloc(ptx_arena *a, size_t n) {
+void *ptx_arena_alloc(ptx_arena *a, size_t n)
+{
     n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     arena_chunk *c = a->head;
     if (!c || c->size - c->used < n) {
@@ -46,13 +48,15 @@ void *ptx_arena_alloc(ptx_arena *a, size_t n) {
     return p;
 }
 
-void *ptx_arena_zalloc(ptx_arena *a, size_t n) {
+void *ptx_arena_zalloc(ptx_arena *a, size_t n)
+{
     void *p = ptx_arena_alloc(a, n);
     if (p) memset(p, 0, n);
     return p;
 }
 
-char *ptx_strdup(ptx_module *m, const char *s, size_t n) {
+char *ptx_strdup(ptx_module *m, const char *s, size_t n)
+{
     char *p = ptx_arena_alloc(m->arena, n + 1);
     if (!p) ptx_ice("out of memory");
     memcpy(p, s, n);
@@ -60,7 +64,8 @@ char *ptx_strdup(ptx_module *m, const char *s, size_t n) {
     return p;
 }
 
-char *ptx_fmt(ptx_module *m, const char *fmt, ...) {
+char *ptx_fmt(ptx_module *m, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
@@ -76,12 +81,14 @@ char *ptx_fmt(ptx_module *m, const char *fmt, ...) {
 
 /* ---------------------------------------------------------------- diagnostics */
 
-void ptx_diag_init(ptx_diag *d, const char *file) {
+void ptx_diag_init(ptx_diag *d, const char *file)
+{
     memset(d, 0, sizeof *d);
     d->file = file ? file : "<input>";
 }
 
-void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, ...) {
+void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, ...)
+{
     if (!d || d->nerrors++) return; /* keep the first error: later ones are usually fallout */
     d->line = line;
     d->col = col;
@@ -91,14 +98,16 @@ void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, .
     va_end(ap);
 }
 
-void ptx_diag_print(const ptx_diag *d, FILE *out) {
+void ptx_diag_print(const ptx_diag *d, FILE *out)
+{
     if (d->line)
         fprintf(out, "%s:%u:%u: error: %s\n", d->file, d->line, d->col, d->msg);
     else
         fprintf(out, "%s: error: %s\n", d->file, d->msg);
 }
 
-_Noreturn void ptx_ice(const char *fmt, ...) {
+_Noreturn void ptx_ice(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     fputs("tidal: internal error: ", stderr);
@@ -110,7 +119,8 @@ _Noreturn void ptx_ice(const char *fmt, ...) {
 
 /* ---------------------------------------------------------------- files */
 
-char *ptx_read_file(const char *path, size_t *len) {
+char *ptx_read_file(const char *path, size_t *len)
+{
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -132,7 +142,7 @@ char *ptx_read_file(const char *path, size_t *len) {
     if (f != stdin) fclose(f);
     *len = n;
     return buf;
-fail: {
+fail : {
     int e = errno ? errno : ENOMEM;
     free(buf);
     if (f != stdin) fclose(f);
@@ -143,12 +153,14 @@ fail: {
 
 /* ---------------------------------------------------------------- tokens */
 
-bool ptx_tok_is(const ptx_module *m, uint32_t t, const char *s) {
+bool ptx_tok_is(const ptx_module *m, uint32_t t, const char *s)
+{
     size_t n = strlen(s);
     return m->toks[t].len == n && memcmp(m->src + m->toks[t].off, s, n) == 0;
 }
 
-char *ptx_tok_str(const ptx_module *m, uint32_t t, char *buf, size_t size) {
+char *ptx_tok_str(const ptx_module *m, uint32_t t, char *buf, size_t size)
+{
     size_t n = m->toks[t].len < size - 1 ? m->toks[t].len : size - 1;
     memcpy(buf, m->src + m->toks[t].off, n);
     buf[n] = 0;

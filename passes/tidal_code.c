@@ -15,6 +15,7 @@
 #define S_(x) #x
 #define S(x) S_(x)
 
+// clang-format off
 const char tidal_reg_decls[] =
     ".reg .pred \t%tdl_direct, %tdl_leader, %tdl_odd, %tdl_fast, %tdl_once, %tdl_p, %tdl_q;\n"
     "\t.reg .u32 \t%tdl_resume;\n"
@@ -245,3 +246,4 @@ const char tidal_reshaped_reload[] =
     "\tld.param.u32 \t%tdl_nz, [__tidal_launch+" S(TIDAL_LAUNCH_OFF_GRID_Z) "];\n"
     "\tmul.lo.u32 \t%tdl_total, %tdl_nx, %tdl_ny;\n"
     "\tmul.lo.u32 \t%tdl_total, %tdl_total, %tdl_nz;\n";
+// clang-format on

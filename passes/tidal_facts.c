@@ -6,24 +6,28 @@
 
 #include <string.h>
 
-bool tidal_text_contains(const char *s, size_t n, const char *needle) {
+bool tidal_text_contains(const char *s, size_t n, const char *needle)
+{
     size_t k = strlen(needle);
     for (size_t i = 0; i + k <= n; i++)
         if (!memcmp(s + i, needle, k)) return true;
     return false;
 }
 
-bool tidal_opcode_root_is(const char *s, size_t n, const char *root) {
+bool tidal_opcode_root_is(const char *s, size_t n, const char *root)
+{
     size_t k = strlen(root);
     return n >= k && !memcmp(s, root, k) && (n == k || s[k] == '.');
 }
 
-static bool starts(const char *s, size_t n, const char *p) {
+static bool starts(const char *s, size_t n, const char *p)
+{
     size_t k = strlen(p);
     return n >= k && !memcmp(s, p, k);
 }
 
-void tidal_facts_merge(tidal_facts *into, const tidal_facts *from) {
+void tidal_facts_merge(tidal_facts *into, const tidal_facts *from)
+{
     into->cta_barrier |= from->cta_barrier;
     into->barrier_counted |= from->barrier_counted;
     into->barrier_arrive |= from->barrier_arrive;
@@ -42,13 +46,14 @@ void tidal_facts_merge(tidal_facts *into, const tidal_facts *from) {
     if (into->arrive_tok == UINT32_MAX) into->arrive_tok = from->arrive_tok;
 }
 
-static const char *const warp_roots[] = {"shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "wgmma",
-                                         "ldmatrix", "stmatrix", "movmatrix", "elect", "tcgen05", "setmaxnreg",
-                                         NULL};
-static const char *const launch_calls[] = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaCGGetIntrinsicHandle",
-                                           "cudaCGSynchronize", "cudaLaunchDeviceV2", NULL};
+static const char *const warp_roots[] = {"shfl",      "vote",  "match",   "redux",      "activemask",
+                                         "wmma",      "mma",   "wgmma",   "ldmatrix",   "stmatrix",
+                                         "movmatrix", "elect", "tcgen05", "setmaxnreg", NULL};
+static const char *const launch_calls[] = {"cudaLaunchDevice",  "cudaGetParameterBuffer", "cudaCGGetIntrinsicHandle",
+                                           "cudaCGSynchronize", "cudaLaunchDeviceV2",     NULL};
 
-bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s) {
+bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s)
+{
     if (s->kind != PTX_ST_INSTR || s->op_class != PTX_OP_BARRIER) return false;
     const ptx_token *ot = &m->toks[s->opcode_tok];
     const char *op = m->src + ot->off;
@@ -57,12 +62,14 @@ bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s) {
     return s->nops < 2;
 }
 
-void tidal_facts_empty(tidal_facts *x) {
+void tidal_facts_empty(tidal_facts *x)
+{
     memset(x, 0, sizeof *x);
     x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = x->arrive_tok = UINT32_MAX;
 }
 
-void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
+void tidal_facts_local(const ptx_func *f, tidal_facts *x)
+{
     const ptx_module *m = f->mod;
     tidal_facts_empty(x);
     for (uint32_t k = 0; k < f->nperf; k++) {
@@ -78,9 +85,9 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
         /* names colliding with ours */
         for (uint32_t t = s->tok_begin; t < s->tok_end && x->prefix_tok == UINT32_MAX; t++) {
             const ptx_token *k = &m->toks[t];
-            if (k->kind == PTX_TK_IDENT && (starts(m->src + k->off, k->len, "%tdl_") ||
-                                            starts(m->src + k->off, k->len, "$tdl_") ||
-                                            starts(m->src + k->off, k->len, "__tidal")))
+            if (k->kind == PTX_TK_IDENT &&
+                (starts(m->src + k->off, k->len, "%tdl_") || starts(m->src + k->off, k->len, "$tdl_") ||
+                 starts(m->src + k->off, k->len, "__tidal")))
                 x->prefix_tok = t;
         }
         if (s->kind == PTX_ST_VAR && ptx_tok_is(m, s->tok_begin, ".shared")) x->shared_mem = true;
@@ -109,8 +116,10 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
                     unsigned v = 0;
                     for (uint32_t q = 0; q < it->len && m->src[it->off + q] >= '0' && m->src[it->off + q] <= '9'; q++)
                         v = v * 10 + (unsigned)(m->src[it->off + q] - '0');
-                    if (v < 16) x->barrier_ids |= (uint16_t)(1u << v);
-                    else x->barrier_id_reg = true;
+                    if (v < 16)
+                        x->barrier_ids |= (uint16_t)(1u << v);
+                    else
+                        x->barrier_id_reg = true;
                 } else {
                     x->barrier_id_reg = true;
                 }
@@ -144,7 +153,8 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
         }
         for (int k = 0; warp_roots[k]; k++)
             if (tidal_opcode_root_is(op, n, warp_roots[k])) x->warp_sync = true;
-        if ((tidal_opcode_root_is(op, n, "mapa") || tidal_opcode_root_is(op, n, "getctarank")) && x->cluster_tok == UINT32_MAX)
+        if ((tidal_opcode_root_is(op, n, "mapa") || tidal_opcode_root_is(op, n, "getctarank")) &&
+            x->cluster_tok == UINT32_MAX)
             x->cluster_tok = s->opcode_tok;
         /* special registers */
         for (uint32_t t = s->opcode_tok + 1; t < s->tok_end; t++) {
@@ -152,9 +162,16 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x) {
             if (k->kind != PTX_TK_IDENT || m->src[k->off] != '%') continue;
             ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, NULL);
             switch (r) {
-            case PTX_SREG_CTAID: case PTX_SREG_NCTAID: x->reads_ctaid = true; break;
-            case PTX_SREG_CLUSTERID: case PTX_SREG_NCLUSTERID: case PTX_SREG_CLUSTER_CTAID:
-            case PTX_SREG_CLUSTER_NCTAID: case PTX_SREG_CLUSTER_CTARANK: case PTX_SREG_CLUSTER_NCTARANK:
+            case PTX_SREG_CTAID:
+            case PTX_SREG_NCTAID:
+                x->reads_ctaid = true;
+                break;
+            case PTX_SREG_CLUSTERID:
+            case PTX_SREG_NCLUSTERID:
+            case PTX_SREG_CLUSTER_CTAID:
+            case PTX_SREG_CLUSTER_NCTAID:
+            case PTX_SREG_CLUSTER_CTARANK:
+            case PTX_SREG_CLUSTER_NCTARANK:
             case PTX_SREG_IS_EXPLICIT_CLUSTER:
                 if (x->cluster_tok == UINT32_MAX) x->cluster_tok = t;
                 break;

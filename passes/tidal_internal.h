@@ -7,24 +7,24 @@
 
 /* What a function (and everything it calls) does that matters to the rewrite. */
 typedef struct tidal_facts {
-    bool cta_barrier;      /* bar.sync/barrier.sync/bar.red/bar.arrive/... (CTA scope) */
-    bool barrier_counted;  /* some CTA barrier names a thread count */
-    bool barrier_arrive;   /* bar.arrive / barrier.arrive */
-    bool barrier_red;      /* bar.red / barrier.red */
-    bool exit_instr;       /* `exit` (ends the thread even inside a .func) */
-    bool warp_sync;        /* shfl/vote/match/mma/... : warp-collective instructions */
-    bool shared_mem;       /* declares or accesses shared memory */
-    bool reads_ctaid;      /* %ctaid or %nctaid */
+    bool cta_barrier;     /* bar.sync/barrier.sync/bar.red/bar.arrive/... (CTA scope) */
+    bool barrier_counted; /* some CTA barrier names a thread count */
+    bool barrier_arrive;  /* bar.arrive / barrier.arrive */
+    bool barrier_red;     /* bar.red / barrier.red */
+    bool exit_instr;      /* `exit` (ends the thread even inside a .func) */
+    bool warp_sync;       /* shfl/vote/match/mma/... : warp-collective instructions */
+    bool shared_mem;      /* declares or accesses shared memory */
+    bool reads_ctaid;     /* %ctaid or %nctaid */
     bool indirect_call;
-    bool barrier_guarded;  /* a predicated CTA barrier */
-    uint16_t barrier_ids;  /* ids named by literal operands (bit i = id i) */
-    bool barrier_id_reg;   /* some barrier names its id in a register */
+    bool barrier_guarded; /* a predicated CTA barrier */
+    uint16_t barrier_ids; /* ids named by literal operands (bit i = id i) */
+    bool barrier_id_reg;  /* some barrier names its id in a register */
     /* First offending statement for each refusal reason (token index), or UINT32_MAX. */
-    uint32_t cluster_tok;  /* thread-block clusters */
-    uint32_t envreg_tok;   /* %envreg: cooperative launch / grid sync */
-    uint32_t devlaunch_tok;/* device-side launch (dynamic parallelism) */
-    uint32_t prefix_tok;   /* a name that collides with tidal's %tdl_ / $tdl_ prefix */
-    uint32_t arrive_tok;   /* bar.arrive / barrier.arrive: no proof that a block leaves none half arrived */
+    uint32_t cluster_tok;   /* thread-block clusters */
+    uint32_t envreg_tok;    /* %envreg: cooperative launch / grid sync */
+    uint32_t devlaunch_tok; /* device-side launch (dynamic parallelism) */
+    uint32_t prefix_tok;    /* a name that collides with tidal's %tdl_ / $tdl_ prefix */
+    uint32_t arrive_tok;    /* bar.arrive / barrier.arrive: no proof that a block leaves none half arrived */
 } tidal_facts;
 
 /* Full-CTA barrier: bar.sync/barrier.sync/bar.cta.sync without a thread count
@@ -43,8 +43,8 @@ void tidal_facts_merge(tidal_facts *into, const tidal_facts *from);
  * per statement index, whether the statement is (or, for a call, reaches) a barrier
  * that counts. On false, *why_tok is the offending branch's token and *barrier_tok a
  * barrier the threads that stay can still reach (UINT32_MAX if none was found). */
-bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier,
-                            uint32_t *why_tok, uint32_t *barrier_tok);
+bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier, uint32_t *why_tok,
+                            uint32_t *barrier_tok);
 
 /* The PTX skeleton tidal inserts (tidal_code.c); the protocol's own code is in
  * tidal_protocol.c. */

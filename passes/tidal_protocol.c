@@ -36,6 +36,7 @@ _Static_assert(TIDAL_SLOT_SHARDS == 32 && TIDAL_SLOT_SHARD_STRIDE == 16, "shard 
 _Static_assert(TIDAL_PARTITION_OFF_PROBE_BASE == TIDAL_PARTITION_OFF_SLOT_MASK + 4, "paired load of the probe range");
 _Static_assert(TIDAL_SH_OFF_SLOT % 8 == 0 && TIDAL_SH_OFF_CHUNK + 4 <= TIDAL_SH_BYTES, "the shared words' layout");
 
+// clang-format off
 #define SLOT_CLAIM "[%tdl_xd0+" S(TIDAL_SLOT_OFF_CLAIM) "]"
 #define SLOT_GUARD "[%tdl_xd0+" S(TIDAL_SLOT_OFF_GUARD) "]"
 #define ONE_ARRIVED "16777216"           /* 1 << TIDAL_GUARD_ARRIVED_SHIFT */
@@ -449,23 +450,50 @@ static const char leave_text[] =
     "tdl_out:\n"
     "}";
 
-#define U32(n) {n, TIDAL_OP_U32, false}
-#define U64(n) {n, TIDAL_OP_U64, false}
+// clang-format on
+#define U32(n)                 \
+    {                          \
+        n, TIDAL_OP_U32, false \
+    }
+#define U64(n)                 \
+    {                          \
+        n, TIDAL_OP_U64, false \
+    }
 
 static const tidal_operand enter_ops[] = {
-    {"b0", TIDAL_OP_U32, true}, U64("ctl"), U64("key"), U32("flags"), U32("total"), U32("chunk"), U32("base"),
-    U32("phys"), U32("pid"), U32("epoch"), U32("slotix"), U64("sh"),
-};
-static const tidal_operand claim_ops[] = {
-    {"b0", TIDAL_OP_U32, true}, U64("ctl"), U32("flags"), U32("total"), U32("chunk"), U32("base"),
-    U32("phys"), U32("epoch"), U64("hist"), U64("sh"),
-};
-static const tidal_operand start_ops[] = {
-    U32("b0"), U64("ctl"), U32("flags"), U32("total"), U32("first"), U32("base"), U32("slotix"), U64("hist"),
+    {"b0", TIDAL_OP_U32, true},
+    U64("ctl"),
+    U64("key"),
+    U32("flags"),
+    U32("total"),
+    U32("chunk"),
+    U32("base"),
+    U32("phys"),
+    U32("pid"),
+    U32("epoch"),
+    U32("slotix"),
     U64("sh"),
 };
+static const tidal_operand claim_ops[] = {
+    {"b0", TIDAL_OP_U32, true},
+    U64("ctl"),
+    U32("flags"),
+    U32("total"),
+    U32("chunk"),
+    U32("base"),
+    U32("phys"),
+    U32("epoch"),
+    U64("hist"),
+    U64("sh"),
+};
+static const tidal_operand start_ops[] = {
+    U32("b0"), U64("ctl"), U32("flags"), U32("total"), U32("first"), U32("base"), U32("slotix"), U64("hist"), U64("sh"),
+};
 static const tidal_operand leave_ops[] = {
-    U32("flags"), U32("phys"), U32("pid"), U64("sh"),
+    U32("flags"),
+    U32("phys"),
+    U32("pid"),
+    U64("sh"),
 };
 
 #define N(a) (unsigned)(sizeof a / sizeof a[0])
@@ -489,8 +517,8 @@ static char *instantiate(const tidal_snippet *s, void (*subst)(FILE *, const tid
         }
         const char *e = strchr(p + 2, ']');
         unsigned k = 0;
-        while (e && k < s->nops && (strlen(s->ops[k].name) != (size_t)(e - p - 2) ||
-                                    memcmp(s->ops[k].name, p + 2, (size_t)(e - p - 2))))
+        while (e && k < s->nops &&
+               (strlen(s->ops[k].name) != (size_t)(e - p - 2) || memcmp(s->ops[k].name, p + 2, (size_t)(e - p - 2))))
             k++;
         if (!e || k == s->nops) ptx_ice("snippet %s: unknown operand at '%.12s'", s->name, p);
         subst(f, s, k, arg);

@@ -30,7 +30,7 @@ typedef enum { TIDAL_OP_U32, TIDAL_OP_U64 } tidal_op_type;
 typedef struct tidal_operand {
     const char *name; /* appears as %[name] in the text */
     tidal_op_type type;
-    bool out;         /* written by the snippet (outputs come first) */
+    bool out; /* written by the snippet (outputs come first) */
 } tidal_operand;
 
 typedef struct tidal_snippet {
@@ -48,9 +48,10 @@ extern const tidal_snippet tidal_snippet_enter, tidal_snippet_claim, tidal_snipp
  * extern array of the clone's own (every extern shared array starts at the dynamic base;
  * one per clone: in a debug module ptxas places an extern array after the largest static
  * variables of all the kernels that use it). */
-#define TIDAL_SH_SYMBOL "__tidal_sh"   /* .shared .align 8 .b8 [TIDAL_SH_BYTES], in an original entry */
-#define TIDAL_DSH_SUFFIX "__tidal_dsh" /* NAME__tidal_dsh: .extern .shared .align TIDAL_SH_ALIGN .b8 [],
-                                          module scope, used by NAME__tidal_reshaped alone */
+#define TIDAL_SH_SYMBOL "__tidal_sh" /* .shared .align 8 .b8 [TIDAL_SH_BYTES], in an original entry */
+#define TIDAL_DSH_SUFFIX                                                            \
+    "__tidal_dsh" /* NAME__tidal_dsh: .extern .shared .align TIDAL_SH_ALIGN .b8 [], \
+                     module scope, used by NAME__tidal_reshaped alone */
 
 /* The barrier funnel's one barrier, a module-scope .func per barrier id (ID: decimal):
  * `.func (.reg .b32 any) __tidal_funnel_barID(.reg .b32 resume)` returns 1 when some

@@ -1,28 +1,38 @@
 /* tidal_report.c — what the tidal pass did to each kernel, as text or JSON. */
 #include "tidal.h"
 
-static void json_str(FILE *out, const char *s) {
+static void json_str(FILE *out, const char *s)
+{
     fputc('"', out);
     for (; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
     }
     fputc('"', out);
 }
 
-const char *tidal_exit_mode_name(tidal_exit_mode m) {
+const char *tidal_exit_mode_name(tidal_exit_mode m)
+{
     switch (m) {
-    case TIDAL_EXIT_NO_BARRIERS: return "no-barriers";
-    case TIDAL_EXIT_CONVERGENT: return "convergent-exits";
-    case TIDAL_EXIT_FUNNEL: return "barrier-funnel";
-    case TIDAL_EXIT_NONE: break;
+    case TIDAL_EXIT_NO_BARRIERS:
+        return "no-barriers";
+    case TIDAL_EXIT_CONVERGENT:
+        return "convergent-exits";
+    case TIDAL_EXIT_FUNNEL:
+        return "barrier-funnel";
+    case TIDAL_EXIT_NONE:
+        break;
     }
     return "";
 }
 
-void tidal_report_print_text(const tidal_report *r, FILE *out) {
+void tidal_report_print_text(const tidal_report *r, FILE *out)
+{
     unsigned rewritten = 0;
     for (unsigned i = 0; i < r->nkernels; i++) rewritten += r->kernels[i].verdict == TIDAL_REWRITTEN;
     fprintf(out, "%s%s%s%s: %u kernels, %u rewritten, %u refused\n", r->file, r->note ? " (" : "",
@@ -31,8 +41,8 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
         const tidal_kernel_report *k = &r->kernels[i];
         if (k->verdict == TIDAL_REWRITTEN)
             fprintf(out, "  rewritten %s (line %u): %s, %u registers added%s%s\n", k->name, k->line,
-                    tidal_exit_mode_name(k->exit_mode),
-                    k->regs_added, k->barrier_between_blocks ? ", barrier between logical blocks" : "",
+                    tidal_exit_mode_name(k->exit_mode), k->regs_added,
+                    k->barrier_between_blocks ? ", barrier between logical blocks" : "",
                     !k->original_verbatim ? ""
                     : k->verbatim_shared  ? ", original entry verbatim (dynamic shared memory: no case b)"
                                           : ", original entry verbatim");
@@ -41,7 +51,8 @@ void tidal_report_print_text(const tidal_report *r, FILE *out) {
     }
 }
 
-void tidal_report_print_json(const tidal_report *r, FILE *out) {
+void tidal_report_print_json(const tidal_report *r, FILE *out)
+{
     fputs("{\"file\": ", out);
     json_str(out, r->file);
     if (r->note) {

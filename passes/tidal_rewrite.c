@@ -44,7 +44,8 @@ typedef struct ctx {
     uint32_t funnel_ids;        /* bit k: a funnel kernel uses barrier id k (TIDAL_FUNNEL_FUNC) */
 } ctx;
 
-static bool reserved_name(const ptx_module *m, uint32_t t) {
+static bool reserved_name(const ptx_module *m, uint32_t t)
+{
     const ptx_token *k = &m->toks[t];
     const char *p = m->src + k->off;
     if (k->kind != PTX_TK_IDENT) return false;
@@ -63,7 +64,8 @@ static bool reserved_name(const ptx_module *m, uint32_t t) {
 /* The function a name refers to: its definition when the module has one. A .func may be
  * declared (prototype, no body) before its callers and defined after them, as LLVM
  * writes it; the declaration alone would hide what the callee does. */
-static func_info *info_of(ctx *c, uint32_t name_tok) {
+static func_info *info_of(ctx *c, uint32_t name_tok)
+{
     func_info *decl = NULL;
     for (uint32_t i = 0; i < c->nf; i++) {
         const ptx_token *a = &c->m->toks[c->fi[i].f->name_tok], *b = &c->m->toks[name_tok];
@@ -74,7 +76,8 @@ static func_info *info_of(ctx *c, uint32_t name_tok) {
     return decl;
 }
 
-static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s) {
+static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *s)
+{
     uint32_t ci = s->nops && m->toks[s->ops[0].tok_begin].kind == PTX_TK_PUNCT ? 1 : 0;
     return ci < s->nops ? s->ops[ci].tok_begin : UINT32_MAX;
 }
@@ -83,7 +86,8 @@ static const tidal_facts *closure(ctx *c, func_info *fi);
 
 /* What a call statement may run: its callee and everything that calls, or for
  * an indirect call every .func of the module. */
-static void callee_facts(ctx *c, const ptx_stmt *s, tidal_facts *out) {
+static void callee_facts(ctx *c, const ptx_stmt *s, tidal_facts *out)
+{
     tidal_facts_empty(out);
     uint32_t ct = callee_operand(c->m, s);
     if (ct == UINT32_MAX) return;
@@ -97,7 +101,8 @@ static void callee_facts(ctx *c, const ptx_stmt *s, tidal_facts *out) {
 }
 
 /* Facts of a function and everything it may call. */
-static const tidal_facts *closure(ctx *c, func_info *fi) {
+static const tidal_facts *closure(ctx *c, func_info *fi)
+{
     if (fi->closure_done || fi->visiting) return &fi->closure;
     fi->visiting = true;
     fi->closure = fi->local;
@@ -114,7 +119,8 @@ static const tidal_facts *closure(ctx *c, func_info *fi) {
 }
 
 /* Does statement i reach a CTA barrier (itself, or through a call)? */
-static bool stmt_barrier(ctx *c, const ptx_func *f, uint32_t i) {
+static bool stmt_barrier(ctx *c, const ptx_func *f, uint32_t i)
+{
     const ptx_stmt *s = &f->stmts[i];
     if (s->kind != PTX_ST_INSTR) return false;
     if (s->op_class == PTX_OP_BARRIER) return true;
@@ -131,7 +137,8 @@ typedef struct sbuf {
     size_t n, cap;
 } sbuf;
 
-static void sb_put(sbuf *b, const char *s, size_t n) {
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
     if (b->n + n + 1 > b->cap) {
         size_t nc = b->cap ? b->cap : 256;
         while (nc < b->n + n + 1) nc *= 2;
@@ -147,7 +154,8 @@ static void sb_put(sbuf *b, const char *s, size_t n) {
 static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
 /* Statement text with %ctaid/%nctaid components replaced by the logical ones. */
-static char *substitute_sregs(ctx *c, const ptx_stmt *s, bool *changed) {
+static char *substitute_sregs(ctx *c, const ptx_stmt *s, bool *changed)
+{
     const ptx_module *m = c->m;
     sbuf b = {0};
     size_t pos = m->toks[s->tok_begin].off;
@@ -170,7 +178,8 @@ static char *substitute_sregs(ctx *c, const ptx_stmt *s, bool *changed) {
 }
 
 /* "@p " / "@!p " / "" (always allocated). */
-static char *guard_prefix(ctx *c, const ptx_stmt *s) {
+static char *guard_prefix(ctx *c, const ptx_stmt *s)
+{
     sbuf b = {0};
     sb_str(&b, "");
     if (s->guard_tok >= 0) {
@@ -183,7 +192,8 @@ static char *guard_prefix(ctx *c, const ptx_stmt *s) {
 }
 
 /* `[@p] ret[.uni];` / `exit;` → `[@p] bra[.uni] $tdl_next;` */
-static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
+static char *exit_to_branch(ctx *c, const ptx_stmt *s)
+{
     const ptx_token *ot = &c->m->toks[s->opcode_tok];
     bool uni = ot->len >= 4 && !memcmp(c->m->src + ot->off + ot->len - 4, ".uni", 4);
     char *g = guard_prefix(c, s);
@@ -194,7 +204,8 @@ static char *exit_to_branch(ctx *c, const ptx_stmt *s) {
 
 /* The inserted PTX lives in tidal_code.c; the registers it adds are the ones
  * tidal_reg_decls declares (counted there, so the report cannot go stale). */
-static unsigned regs_added(void) {
+static unsigned regs_added(void)
+{
     unsigned n = 0;
     for (const char *p = tidal_reg_decls; *p; p++) n += *p == '%';
     return n;
@@ -202,28 +213,31 @@ static unsigned regs_added(void) {
 
 /* ------------------------------------------------------------ per kernel */
 
-static char *tok_line(ctx *c, uint32_t t) {
+static char *tok_line(ctx *c, uint32_t t)
+{
     char name[64];
     ptx_tok_str(c->m, t, name, sizeof name);
     return ptx_fmt(c->m, "line %u: '%s'", c->m->toks[t].line, name);
 }
 
-static void refuse(tidal_kernel_report *r, const char *reason, const char *detail) {
+static void refuse(tidal_kernel_report *r, const char *reason, const char *detail)
+{
     r->verdict = TIDAL_REFUSED;
     r->reason = reason;
     r->detail = detail;
 }
 
 typedef struct plan {
-    bool between_barrier; /* barrier between logical blocks of one claim */
-    bool funnel;          /* route barriers and exits through one CTA-wide funnel */
-    unsigned bar_id;      /* id of tidal's own barriers */
-    bool big_shared;      /* the module has dynamic shared memory: no case b in the original entry */
-    tidal_kernel_report *report;  /* this kernel's line of the report */
+    bool between_barrier;        /* barrier between logical blocks of one claim */
+    bool funnel;                 /* route barriers and exits through one CTA-wide funnel */
+    unsigned bar_id;             /* id of tidal's own barriers */
+    bool big_shared;             /* the module has dynamic shared memory: no case b in the original entry */
+    tidal_kernel_report *report; /* this kernel's line of the report */
 } plan;
 
 /* Statement reaches a barrier of the given kind (full: no thread count). */
-static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only) {
+static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only)
+{
     bool *isb = calloc(f->nstmts + 1, 1);
     if (!isb) ptx_ice("out of memory");
     for (uint32_t i = 0; i < f->nstmts; i++) {
@@ -240,7 +254,8 @@ static bool *barrier_sites(ctx *c, const ptx_func *f, bool full_only) {
  * offending statement's token. The funnel takes unpredicated full barriers without a
  * result (no bar.red) at the top level of the body, none in callees, and needs an id of
  * its own next to counted barriers. */
-static const char *funnel_obstacle(ctx *c, const ptx_func *f, const tidal_facts *x, int private_id, uint32_t *tok) {
+static const char *funnel_obstacle(ctx *c, const ptx_func *f, const tidal_facts *x, int private_id, uint32_t *tok)
+{
     for (uint32_t i = 0; i < f->nstmts; i++) {
         const ptx_stmt *s = &f->stmts[i];
         *tok = s->opcode_tok;
@@ -259,7 +274,8 @@ static const char *funnel_obstacle(ctx *c, const ptx_func *f, const tidal_facts 
 }
 
 /* Decides whether kernel fi can be rewritten and how; fills r. */
-static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl) {
+static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl)
+{
     const ptx_func *f = fi->f;
     const ptx_module *m = c->m;
     const tidal_facts *x = closure(c, fi);
@@ -268,15 +284,18 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         return false;
     }
     if (m->version_major < 6 || (m->version_major == 6 && m->version_minor < 2)) {
-        refuse(r, "ptx-version", ptx_fmt(c->m, "PTX %u.%u is older than 6.2 (tidal's code needs .relaxed "
-                                                  "atomics, barrier.red and nanosleep)",
-                                           m->version_major, m->version_minor));
+        refuse(r, "ptx-version",
+               ptx_fmt(c->m,
+                       "PTX %u.%u is older than 6.2 (tidal's code needs .relaxed "
+                       "atomics, barrier.red and nanosleep)",
+                       m->version_major, m->version_minor));
         return false;
     }
     unsigned sm = 0;
     if (sscanf(m->target, "sm_%u", &sm) != 1 || sm < 70) {
-        refuse(r, "target", ptx_fmt(c->m, "target '%s' is older than sm_70 (needs .relaxed atomics)",
-                                      m->target[0] ? m->target : "(none)"));
+        refuse(r, "target",
+               ptx_fmt(c->m, "target '%s' is older than sm_70 (needs .relaxed atomics)",
+                       m->target[0] ? m->target : "(none)"));
         return false;
     }
     if (x->cluster_tok != UINT32_MAX) {
@@ -326,8 +345,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
         return false;
     }
     if (x->prefix_tok != UINT32_MAX) {
-        refuse(r, "name-collision",
-               ptx_fmt(c->m, "uses a name reserved for tidal (%s)", tok_line(c, x->prefix_tok)));
+        refuse(r, "name-collision", ptx_fmt(c->m, "uses a name reserved for tidal (%s)", tok_line(c, x->prefix_tok)));
         return false;
     }
     /* callees: `exit` ends the thread from inside a .func; %ctaid there is physical */
@@ -357,8 +375,7 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             int comp;
             ptx_sreg sr = ptx_sreg_classify(m->src + k->off, k->len, &comp);
             if ((sr == PTX_SREG_CTAID || sr == PTX_SREG_NCTAID) && comp < 0) {
-                refuse(r, "ctaid-vector",
-                       ptx_fmt(c->m, "reads %%ctaid/%%nctaid as a vector (%s)", tok_line(c, t)));
+                refuse(r, "ctaid-vector", ptx_fmt(c->m, "reads %%ctaid/%%nctaid as a vector (%s)", tok_line(c, t)));
                 return false;
             }
         }
@@ -413,8 +430,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
             pl->bar_id = private_id >= 0 ? (unsigned)private_id : 0;
         } else if (conv_full) {
             refuse(r, "barrier-ids",
-                   ptx_fmt(c->m, "no barrier id is free for tidal and exits are not convergent: a thread may leave "
-                                 "(%s) while others still reach a barrier (%s)",
+                   ptx_fmt(c->m,
+                           "no barrier id is free for tidal and exits are not convergent: a thread may leave "
+                           "(%s) while others still reach a barrier (%s)",
                            tok_line(c, why_all), why_all_bar != UINT32_MAX ? tok_line(c, why_all_bar) : "unknown"));
             return false;
         } else {
@@ -423,8 +441,9 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
              * before an exit is fine (tidal_uniform.c), so this names the branch and
              * a barrier reachable after it. */
             refuse(r, "divergent-exit",
-                   ptx_fmt(c->m, "a thread may leave (%s) while others still reach a full barrier (%s); the "
-                                 "barrier funnel cannot take %s%s%s%s",
+                   ptx_fmt(c->m,
+                           "a thread may leave (%s) while others still reach a full barrier (%s); the "
+                           "barrier funnel cannot take %s%s%s%s",
                            tok_line(c, why), why_bar != UINT32_MAX ? tok_line(c, why_bar) : "unknown", obstacle,
                            obstacle_tok != UINT32_MAX ? " (" : "",
                            obstacle_tok != UINT32_MAX ? tok_line(c, obstacle_tok) : "",
@@ -466,7 +485,8 @@ static bool check_kernel(ctx *c, func_info *fi, tidal_kernel_report *r, plan *pl
 /* The skeleton's text with its placeholders filled for one entry: the original
  * (clone = false) or the reshaped clone, whose extern array is dsh; ctl: the module has
  * __tidal_ctl (case b). */
-static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh) {
+static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh)
+{
     char bar[8];
     snprintf(bar, sizeof bar, "%u", bar_id);
     char *snip[4] = {tidal_snippet_ptx(&tidal_snippet_enter), tidal_snippet_ptx(&tidal_snippet_claim),
@@ -503,21 +523,24 @@ static char *expand_once(const char *text, unsigned bar_id, bool clone, bool ctl
 }
 
 /* Twice: a filled-in text may hold a placeholder itself (@VALUES@ holds @CTL@ and @SH@). */
-static char *expand(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh) {
+static char *expand(const char *text, unsigned bar_id, bool clone, bool ctl, const char *dsh)
+{
     char *once = expand_once(text, bar_id, clone, ctl, dsh);
     char *twice = expand_once(once, bar_id, clone, ctl, dsh);
     free(once);
     return twice;
 }
 
-static const char direct_copy_begin[] = "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
+static const char direct_copy_begin[] =
+    "// tidal: the original body, run as is when no runtime is attached (launch case a)\n";
 static const char direct_copy_end[] = "\t}\n// tidal: end of the original body";
 
 /* The original body, verbatim, for launch case a: real exits, real barriers,
  * physical %ctaid. Its own { } scope keeps its labels apart from the rewritten
  * copy's; declarations are left out so it uses the rewritten copy's registers
  * and shared variables (only one of the two ever runs in a block). */
-static char *direct_copy(ctx *c, const ptx_func *f) {
+static char *direct_copy(ctx *c, const ptx_func *f)
+{
     const ptx_module *m = c->m;
     sbuf b = {0};
     sb_str(&b, direct_copy_begin);
@@ -544,7 +567,8 @@ typedef struct pieces {
     char *dsh; /* the clone's extern array, NAME__tidal_dsh */
 } pieces;
 
-static void pieces_free(pieces *pc) {
+static void pieces_free(pieces *pc)
+{
     for (int i = 0; i < NPIECES; i++) {
         free(pc->original[i]);
         free(pc->clone[i]);
@@ -552,11 +576,13 @@ static void pieces_free(pieces *pc) {
     free(pc->dsh);
 }
 
-static void pieces_apply(ptx_func *f, const pieces *pc, bool clone) {
+static void pieces_apply(ptx_func *f, const pieces *pc, bool clone)
+{
     for (int i = 0; i < NPIECES; i++) ptx_stmt_set_text(f, pc->at[i], clone ? pc->clone[i] : pc->original[i]);
 }
 
-static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
+static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc)
+{
     unsigned nsites = 0;
     char *original = direct_copy(c, f);
     sbuf dn = {0};
@@ -581,9 +607,9 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
         }
         if (pl->funnel && tidal_is_full_barrier(c->m, s)) {
             /* a full-CTA barrier site: wait in the funnel, then come back here */
-            ptx_stmt_set_text(f, i,
-                              ptx_fmt(c->m, "mov.u32 \t%%tdl_resume, %u;\n\tbra \t$tdl_funnel;\n$tdl_resume_%u:",
-                                      nsites, nsites));
+            ptx_stmt_set_text(
+                f, i,
+                ptx_fmt(c->m, "mov.u32 \t%%tdl_resume, %u;\n\tbra \t$tdl_funnel;\n$tdl_resume_%u:", nsites, nsites));
             nsites++;
             continue;
         }
@@ -681,7 +707,8 @@ static void rewrite_body(ctx *c, ptx_func *f, const plan *pl, pieces *pc) {
 
 /* The reshaped clone: the same statements with the clone's pieces, under a header
  * with the name suffixed and a tidal_launch parameter appended. */
-static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
+static char *clone_text(ctx *c, ptx_func *f, const pieces *pc)
+{
     ptx_module *m = c->m;
     sbuf b = {0};
     /* the clone's own extern array: the base of its shared words (rewrite_body) */
@@ -731,7 +758,8 @@ static char *clone_text(ctx *c, ptx_func *f, const pieces *pc) {
 /* After the clone: its parameter count as the size of NAME__tidal_nparams
  * (abi/tidal_abi.h). .weak like the marker: a kernel defined in several objects of an
  * -rdc link (a template) defines it in each, with the same size. */
-static char *nparams_text(const ptx_func *f) {
+static char *nparams_text(const ptx_func *f)
+{
     const ptx_token *nt = &f->mod->toks[f->name_tok];
     sbuf b = {0};
     sb_str(&b, "// tidal: the clone's parameter count, as this global's size (abi/tidal_abi.h)\n"
@@ -743,7 +771,8 @@ static char *nparams_text(const ptx_func *f) {
     return b.p;
 }
 
-int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag) {
+int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_diag *diag)
+{
     tidal_options defaults = TIDAL_OPTIONS_DEFAULT;
     if (!opt) opt = &defaults;
     ctx c = {.m = m, .d = diag, .opt = opt, .module_prefix_tok = UINT32_MAX};
@@ -771,7 +800,8 @@ int tidal_run(ptx_module *m, const tidal_options *opt, tidal_report *rep, ptx_di
     unsigned nk = 0;
     for (uint32_t i = 0; i < c.nf; i++) {
         c.fi[i].f = ptx_func_at(m, i);
-        if (c.fi[i].f->has_body) tidal_facts_local(c.fi[i].f, &c.fi[i].local);
+        if (c.fi[i].f->has_body)
+            tidal_facts_local(c.fi[i].f, &c.fi[i].local);
         else {
             tidal_facts_empty(&c.fi[i].local);
         }

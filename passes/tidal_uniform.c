@@ -21,7 +21,7 @@
 #include <string.h>
 
 typedef struct reg_map {
-    uint32_t *tok;   /* a token naming the register, UINT32_MAX = empty */
+    uint32_t *tok; /* a token naming the register, UINT32_MAX = empty */
     uint8_t *divergent;
     uint32_t mask;
     const ptx_module *m;
@@ -33,14 +33,16 @@ typedef struct reg_map {
 
 static uint32_t tok_scope(const reg_map *rm, uint32_t t) { return rm->scope_of ? rm->scope_of[t - rm->tok_base] : 0; }
 
-static uint32_t hash_tok(const ptx_module *m, uint32_t t, uint32_t scope) {
+static uint32_t hash_tok(const ptx_module *m, uint32_t t, uint32_t scope)
+{
     uint32_t h = 2166136261u ^ scope * 2654435761u;
     const ptx_token *k = &m->toks[t];
     for (uint32_t i = 0; i < k->len; i++) h = (h ^ (unsigned char)m->src[k->off + i]) * 16777619u;
     return h;
 }
 
-static uint32_t reg_slot(reg_map *rm, uint32_t t) {
+static uint32_t reg_slot(reg_map *rm, uint32_t t)
+{
     const ptx_token *k = &rm->m->toks[t];
     uint32_t sc = tok_scope(rm, t);
     for (uint32_t h = hash_tok(rm->m, t, sc) & rm->mask;; h = (h + 1) & rm->mask) {
@@ -63,7 +65,8 @@ typedef struct scope_decl {
 } scope_decl;
 
 /* Does token t name a register of declaration d? */
-static bool decl_names(const ptx_module *m, const scope_decl *d, uint32_t t) {
+static bool decl_names(const ptx_module *m, const scope_decl *d, uint32_t t)
+{
     const ptx_token *a = &m->toks[d->tok], *k = &m->toks[t];
     const char *ks = m->src + k->off;
     if (!d->count) return a->len == k->len && !memcmp(m->src + a->off, ks, k->len);
@@ -81,7 +84,8 @@ static bool decl_names(const ptx_module *m, const scope_decl *d, uint32_t t) {
  * __syncthreads_count/_or/_and in `{ .reg .pred %p1; setp ...; bar.red ... }`: that
  * %p1 holds a thread's vote and must not make the body's %p1 divergent. Returns NULL
  * when no nested scope declares a register (every token is the body's). */
-static uint32_t *register_scopes(const ptx_func *f) {
+static uint32_t *register_scopes(const ptx_func *f)
+{
     const ptx_module *m = f->mod;
     uint32_t nscopes = 1, ndecl = 0, capdecl = 0;
     for (uint32_t i = 0; i < f->nstmts; i++) nscopes += f->stmts[i].kind == PTX_ST_SCOPE_BEGIN;
@@ -105,9 +109,8 @@ static uint32_t *register_scopes(const ptx_func *f) {
                 if (ptx_tok_is(m, t + 1, "<") && m->toks[t + 2].kind == PTX_TK_INT && ptx_tok_is(m, t + 3, ">")) {
                     const ptx_token *n = &m->toks[t + 2];
                     uint64_t v = 0;
-                    for (uint32_t q = 0; q < n->len && m->src[n->off + q] >= '0' && m->src[n->off + q] <= '9' &&
-                                         v <= UINT32_MAX;
-                         q++)
+                    for (uint32_t q = 0;
+                         q < n->len && m->src[n->off + q] >= '0' && m->src[n->off + q] <= '9' && v <= UINT32_MAX; q++)
                         v = v * 10 + (uint64_t)(m->src[n->off + q] - '0');
                     d.count = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
                     if (!d.count) continue;
@@ -165,7 +168,8 @@ static uint32_t *register_scopes(const ptx_func *f) {
 static bool is_reg(const ptx_module *m, uint32_t t) { return m->toks[t].kind == PTX_TK_IDENT; }
 
 /* Is the branch that ends block statement t divergent (guard or brx.idx index)? */
-static bool branch_divergent(const ptx_module *m, reg_map *rm, const ptx_stmt *t) {
+static bool branch_divergent(const ptx_module *m, reg_map *rm, const ptx_stmt *t)
+{
     if (t->kind != PTX_ST_INSTR) return false;
     if (t->guard_tok >= 0 && rm->divergent[reg_slot(rm, (uint32_t)t->guard_tok)]) return true;
     return t->op_class == PTX_OP_BRX && t->nops && is_reg(m, t->ops[0].tok_begin) &&
@@ -173,10 +177,17 @@ static bool branch_divergent(const ptx_module *m, reg_map *rm, const ptx_stmt *t
 }
 
 /* Special registers that differ between threads of one CTA. */
-static bool sreg_divergent(ptx_sreg r) {
+static bool sreg_divergent(ptx_sreg r)
+{
     switch (r) {
-    case PTX_SREG_TID: case PTX_SREG_LANEID: case PTX_SREG_WARPID: case PTX_SREG_LANEMASK:
-    case PTX_SREG_CLOCK: case PTX_SREG_CLOCK64: case PTX_SREG_GLOBALTIMER: case PTX_SREG_PM:
+    case PTX_SREG_TID:
+    case PTX_SREG_LANEID:
+    case PTX_SREG_WARPID:
+    case PTX_SREG_LANEMASK:
+    case PTX_SREG_CLOCK:
+    case PTX_SREG_CLOCK64:
+    case PTX_SREG_GLOBALTIMER:
+    case PTX_SREG_PM:
         return true;
     default:
         return false;
@@ -184,26 +195,52 @@ static bool sreg_divergent(ptx_sreg r) {
 }
 
 /* Instructions without register results in operand 0. */
-static bool has_no_dest(const char *op, size_t n) {
-    static const char *const roots[] = {"st", "red", "bar", "barrier", "bra", "brx", "ret", "exit", "trap",
-                                        "prefetch", "prefetchu", "fence", "membar", "nanosleep", "pmevent",
-                                        "brkpt", "discard", "applypriority", "griddepcontrol", "setmaxnreg",
-                                        "stmatrix", "tensormap", "multimem", "cp", "st", NULL};
+static bool has_no_dest(const char *op, size_t n)
+{
+    static const char *const roots[] = {"st",
+                                        "red",
+                                        "bar",
+                                        "barrier",
+                                        "bra",
+                                        "brx",
+                                        "ret",
+                                        "exit",
+                                        "trap",
+                                        "prefetch",
+                                        "prefetchu",
+                                        "fence",
+                                        "membar",
+                                        "nanosleep",
+                                        "pmevent",
+                                        "brkpt",
+                                        "discard",
+                                        "applypriority",
+                                        "griddepcontrol",
+                                        "setmaxnreg",
+                                        "stmatrix",
+                                        "tensormap",
+                                        "multimem",
+                                        "cp",
+                                        "st",
+                                        NULL};
     for (int k = 0; roots[k]; k++)
-        if (tidal_opcode_root_is(op, n, roots[k])) return !(tidal_opcode_root_is(op, n, "bar") && tidal_text_contains(op, n, ".red")) &&
-                                              !(tidal_opcode_root_is(op, n, "barrier") && tidal_text_contains(op, n, ".red"));
+        if (tidal_opcode_root_is(op, n, roots[k]))
+            return !(tidal_opcode_root_is(op, n, "bar") && tidal_text_contains(op, n, ".red")) &&
+                   !(tidal_opcode_root_is(op, n, "barrier") && tidal_text_contains(op, n, ".red"));
     return false;
 }
 
 /* A full reduction barrier (bar.red/barrier.red without a thread count): every thread
  * of the CTA that runs it gets the same result, whatever its own predicate. */
-static bool cta_reduction(const ptx_module *m, const ptx_stmt *s) {
+static bool cta_reduction(const ptx_module *m, const ptx_stmt *s)
+{
     const ptx_token *ot = &m->toks[s->opcode_tok];
     return tidal_is_full_barrier(m, s) && tidal_text_contains(m->src + ot->off, ot->len, ".red");
 }
 
 /* Has opcode op the qualifier q (".nc"), exactly: followed by '.' or the end? */
-static bool has_qualifier(const char *op, size_t n, const char *q) {
+static bool has_qualifier(const char *op, size_t n, const char *q)
+{
     size_t k = strlen(q);
     for (size_t i = 0; i + k <= n; i++)
         if (!memcmp(op + i, q, k) && (i + k == n || op[i + k] == '.')) return true;
@@ -214,24 +251,27 @@ static bool has_qualifier(const char *op, size_t n, const char *q) {
  * Loads from memory no thread writes while the kernel runs give every thread the same
  * value for the same address: .param, .const, and the read-only global forms
  * (ld.global.nc, which nvcc emits for `const T *__restrict__` and __ldg, and ldu). */
-static bool result_divergent(const char *op, size_t n) {
+static bool result_divergent(const char *op, size_t n)
+{
     if (tidal_opcode_root_is(op, n, "ldu")) return false;
     if (tidal_opcode_root_is(op, n, "ld"))
         return !(tidal_text_contains(op, n, ".param") || tidal_text_contains(op, n, ".const") ||
                  (has_qualifier(op, n, ".global") && has_qualifier(op, n, ".nc")));
-    static const char *const roots[] = {"atom", "shfl", "vote", "match", "redux", "activemask", "tex", "tld4",
-                                        "suld", "sust", "call", "mbarrier", "wgmma", "mma", "wmma", "ldmatrix",
-                                        "elect", "cp", "isspacep", "getctarank", "mapa", "txq", "suq",
-                                        "istypep", "clusterlaunchcontrol", NULL};
+    static const char *const roots[] = {"atom",       "shfl",     "vote",  "match",    "redux",
+                                        "activemask", "tex",      "tld4",  "suld",     "sust",
+                                        "call",       "mbarrier", "wgmma", "mma",      "wmma",
+                                        "ldmatrix",   "elect",    "cp",    "isspacep", "getctarank",
+                                        "mapa",       "txq",      "suq",   "istypep",  "clusterlaunchcontrol",
+                                        NULL};
     for (int k = 0; roots[k]; k++)
         if (tidal_opcode_root_is(op, n, roots[k])) return true;
     return false;
 }
 
-
 /* Immediate post-dominators (Cooper, Harvey, Kennedy on the reverse CFG). Node
  * nb is the virtual exit; blocks that cannot reach it get nb. */
-static uint32_t *postdominators(const ptx_cfg *cfg) {
+static uint32_t *postdominators(const ptx_cfg *cfg)
+{
     uint32_t nb = cfg->nblocks, X = nb;
     uint32_t *ipdom = malloc(sizeof *ipdom * (nb + 1)), *order = malloc(sizeof *order * (nb + 1));
     uint32_t *rpo_num = malloc(sizeof *rpo_num * (nb + 1)), *stack = malloc(sizeof *stack * (nb + 1) * 2);
@@ -251,12 +291,20 @@ static uint32_t *postdominators(const ptx_cfg *cfg) {
                 const ptx_block *b = &cfg->blocks[k];
                 bool ex = b->nsucc == 0;
                 for (uint32_t j = 0; j < b->nsucc && !ex; j++) ex = b->succ[j] == PTX_BB_EXIT_SUCC;
-                if (ex && !seen[k]) { next = k; k++; break; }
+                if (ex && !seen[k]) {
+                    next = k;
+                    k++;
+                    break;
+                }
             }
         } else {
             const ptx_block *b = &cfg->blocks[v];
             for (; k < b->npred; k++)
-                if (!seen[b->pred[k]]) { next = b->pred[k]; k++; break; }
+                if (!seen[b->pred[k]]) {
+                    next = b->pred[k];
+                    k++;
+                    break;
+                }
         }
         stack[sp - 1] = k;
         if (next == UINT32_MAX) {
@@ -269,7 +317,10 @@ static uint32_t *postdominators(const ptx_cfg *cfg) {
         }
     }
     /* order[] is postorder; rpo_num: higher = earlier in reverse postorder */
-    for (uint32_t i = 0; i <= nb; i++) { ipdom[i] = UINT32_MAX; rpo_num[i] = 0; }
+    for (uint32_t i = 0; i <= nb; i++) {
+        ipdom[i] = UINT32_MAX;
+        rpo_num[i] = 0;
+    }
     for (uint32_t i = 0; i < n; i++) rpo_num[order[i]] = i;
     ipdom[X] = X;
     bool changed = true;
@@ -284,7 +335,10 @@ static uint32_t *postdominators(const ptx_cfg *cfg) {
             for (uint32_t j = 0; j < b->nsucc; j++) {
                 uint32_t p = b->succ[j] == PTX_BB_EXIT_SUCC ? X : b->succ[j];
                 if (ipdom[p] == UINT32_MAX) continue;
-                if (nd == UINT32_MAX) { nd = p; continue; }
+                if (nd == UINT32_MAX) {
+                    nd = p;
+                    continue;
+                }
                 uint32_t a = p, c = nd;
                 while (a != c) {
                     while (rpo_num[a] < rpo_num[c]) a = ipdom[a];
@@ -293,16 +347,24 @@ static uint32_t *postdominators(const ptx_cfg *cfg) {
                 nd = a;
             }
             if (b->nsucc == 0) nd = X;
-            if (nd != UINT32_MAX && ipdom[v] != nd) { ipdom[v] = nd; changed = true; }
+            if (nd != UINT32_MAX && ipdom[v] != nd) {
+                ipdom[v] = nd;
+                changed = true;
+            }
         }
     }
-    for (uint32_t i = 0; i < nb; i++) if (ipdom[i] == UINT32_MAX) ipdom[i] = X;
-    free(order); free(rpo_num); free(stack); free(seen);
+    for (uint32_t i = 0; i < nb; i++)
+        if (ipdom[i] == UINT32_MAX) ipdom[i] = X;
+    free(order);
+    free(rpo_num);
+    free(stack);
+    free(seen);
     return ipdom;
 }
 
 /* Marks every block reachable from u's successors before u's post-dominator. */
-static void mark_influence(const ptx_cfg *cfg, uint32_t u, const uint32_t *ipdom, uint8_t *div, uint32_t *work) {
+static void mark_influence(const ptx_cfg *cfg, uint32_t u, const uint32_t *ipdom, uint8_t *div, uint32_t *work)
+{
     uint32_t stop = ipdom[u], nw = 0;
     const ptx_block *b = &cfg->blocks[u];
     for (uint32_t j = 0; j < b->nsucc; j++) {
@@ -324,7 +386,8 @@ static void mark_influence(const ptx_cfg *cfg, uint32_t u, const uint32_t *ipdom
 }
 
 /* The first token of statement i (its opcode for an instruction). */
-static uint32_t stmt_tok(const ptx_func *f, uint32_t i) {
+static uint32_t stmt_tok(const ptx_func *f, uint32_t i)
+{
     const ptx_stmt *s = &f->stmts[i];
     return s->kind == PTX_ST_INSTR ? s->opcode_tok : s->tok_begin;
 }
@@ -332,7 +395,8 @@ static uint32_t stmt_tok(const ptx_func *f, uint32_t i) {
 /* The barrier statement nearest to the start of block `from` (breadth first), as a
  * token; UINT32_MAX when none is reachable. */
 static uint32_t nearest_barrier(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier, uint32_t from,
-                                uint8_t *seen, uint32_t *queue) {
+                                uint8_t *seen, uint32_t *queue)
+{
     uint32_t nb = cfg->nblocks, head = 0, tail = 0;
     memset(seen, 0, nb);
     seen[from] = 1;
@@ -352,7 +416,8 @@ static uint32_t nearest_barrier(const ptx_func *f, const ptx_cfg *cfg, const boo
 }
 
 bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *stmt_is_barrier, uint32_t *why_tok,
-                            uint32_t *barrier_tok) {
+                            uint32_t *barrier_tok)
+{
     const ptx_module *m = f->mod;
     *why_tok = *barrier_tok = UINT32_MAX;
     uint32_t nb = cfg->nblocks;
@@ -364,8 +429,12 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
     uint32_t nslots = 64;
     while (nslots < f->nstmts * 4 + 8) nslots *= 2;
     uint32_t *scope_of = register_scopes(f);
-    reg_map rm = {.tok = malloc(sizeof *rm.tok * nslots), .divergent = calloc(nslots, 1), .mask = nslots - 1, .m = m,
-                  .scope_of = scope_of, .tok_base = f->tok_begin};
+    reg_map rm = {.tok = malloc(sizeof *rm.tok * nslots),
+                  .divergent = calloc(nslots, 1),
+                  .mask = nslots - 1,
+                  .m = m,
+                  .scope_of = scope_of,
+                  .tok_base = f->tok_begin};
     if (!inR || !ur || !work || !rm.tok || !rm.divergent) ptx_ice("out of memory");
     memset(rm.tok, 0xff, sizeof *rm.tok * nslots);
     uint32_t nw = 0;
@@ -421,8 +490,10 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
                         if (!is_reg(m, t)) continue;
                         const ptx_token *k = &m->toks[t];
                         ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, NULL);
-                        if (r != PTX_SREG_NONE) dv = sreg_divergent(r);
-                        else dv = rm.divergent[reg_slot(&rm, t)];
+                        if (r != PTX_SREG_NONE)
+                            dv = sreg_divergent(r);
+                        else
+                            dv = rm.divergent[reg_slot(&rm, t)];
                     }
                 if (!dv) continue;
                 for (uint32_t t = s->ops[0].tok_begin; t < s->ops[0].tok_end; t++) {
@@ -473,8 +544,10 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
         const ptx_block *bb = &cfg->blocks[b];
         bool to_r = false, to_out = false;
         for (uint32_t k = 0; k < bb->nsucc; k++) {
-            if (bb->succ[k] != PTX_BB_EXIT_SUCC && inR[bb->succ[k]]) to_r = true;
-            else to_out = true;
+            if (bb->succ[k] != PTX_BB_EXIT_SUCC && inR[bb->succ[k]])
+                to_r = true;
+            else
+                to_out = true;
         }
         if (!to_r || !to_out) continue;
         const ptx_stmt *t = &f->stmts[bb->last];

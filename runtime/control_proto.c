@@ -44,17 +44,14 @@ static int name_chars_ok(const char *s, size_t min, size_t max)
     for (; s[n]; n++) {
         char c = s[n];
         if (n >= max) return 0;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-              c == '.' || c == '-'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-'))
             return 0;
     }
     return n >= min;
 }
 
-int tidal_control_shm_name_ok(const char *name)
-{
-    return name && name[0] == '/' && name_chars_ok(name + 1, 1, 200);
-}
+int tidal_control_shm_name_ok(const char *name) { return name && name[0] == '/' && name_chars_ok(name + 1, 1, 200); }
 
 int tidal_control_shm_name(char *buf, size_t size)
 {
@@ -68,15 +65,9 @@ int tidal_control_shm_name(char *buf, size_t size)
     return 0;
 }
 
-int tidal_control_name_ok(const char *name)
-{
-    return name && name_chars_ok(name, 1, TIDAL_PART_NAME_MAX - 1);
-}
+int tidal_control_name_ok(const char *name) { return name && name_chars_ok(name, 1, TIDAL_PART_NAME_MAX - 1); }
 
-int tidal_control_tenant_name_ok(const char *name)
-{
-    return name && name_chars_ok(name, 1, TIDAL_TENANT_NAME_MAX - 1);
-}
+int tidal_control_tenant_name_ok(const char *name) { return name && name_chars_ok(name, 1, TIDAL_TENANT_NAME_MAX - 1); }
 
 /* ---- line buffer ------------------------------------------------------------------------ */
 
@@ -194,8 +185,8 @@ static int take_smset(tidal_req *req, const char *text, char *err, size_t errsiz
         char shown[48];
         snprintf(shown, sizeof shown, "%.40s%s", text, strlen(text) > 40 ? "..." : "");
         if (err && errsize)
-            snprintf(err, errsize, "bad SM set '%s' at offset %zu (SM ids 0..255, e.g. 0-47,64 | all | none)",
-                     shown, pos);
+            snprintf(err, errsize, "bad SM set '%s' at offset %zu (SM ids 0..255, e.g. 0-47,64 | all | none)", shown,
+                     pos);
         return -1;
     }
     return 0;
@@ -222,7 +213,8 @@ static int parse_stats(char *s, tidal_req *req, char *err, size_t errsize)
     uint64_t v;
     for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), idx++) {
         switch (idx) {
-        case 0: break; /* "stats" */
+        case 0:
+            break; /* "stats" */
         case 1:
             if (parse_u64(tok, &v) || v > UINT32_MAX) return fail(err, errsize, "bad stats sequence '%s'", tok);
             req->seq = (uint32_t)v;
@@ -334,8 +326,7 @@ int tidal_proto_parse(const char *line, tidal_req *req, char *err, size_t errsiz
     if (!strcmp(verb, "stats")) return fail(err, errsize, "usage: stats SEQ PART violations V [sm S:N ...]%s", NULL);
     char shown[40];
     snprintf(shown, sizeof shown, "%.32s%s", verb, strlen(verb) > 32 ? "..." : "");
-    return fail(err, errsize,
-                "unknown request '%s' (ping, list, create, set, destroy, tenants, hist, tenant)", shown);
+    return fail(err, errsize, "unknown request '%s' (ping, list, create, set, destroy, tenants, hist, tenant)", shown);
 }
 
 int tidal_control_sockaddr(struct sockaddr_un *a, const char *path)

@@ -51,8 +51,8 @@
 
 #define TIDAL_PROTO_MAX_LINE 8192
 #define TIDAL_PROTO_STATS_MS 300
-#define TIDAL_PART_NAME_MAX 32   /* 1..31 characters + NUL */
-#define TIDAL_TENANT_NAME_MAX 64 /* 1..63 characters + NUL */
+#define TIDAL_PART_NAME_MAX 32    /* 1..31 characters + NUL */
+#define TIDAL_TENANT_NAME_MAX 64  /* 1..63 characters + NUL */
 #define TIDAL_SOCKET_PATH_MAX 108 /* sizeof(sockaddr_un.sun_path) */
 
 /* ---- paths: the one place all three parties compute them ------------------------------
@@ -100,16 +100,16 @@ enum tidal_verb {
 
 typedef struct tidal_req {
     int verb;
-    char name[TIDAL_PART_NAME_MAX]; /* partition (create/set/destroy/hist/stats) */
-    char tenant_name[TIDAL_TENANT_NAME_MAX];    /* tenant */
-    tidal_smset set;                             /* create/set */
-    int is_all;                                  /* create/set: "all" */
-    int with_stats;                              /* tenants stats */
-    int mps;                                     /* tenant: MPS client */
-    int64_t pid;                                 /* tenant */
-    uint32_t seq;                                /* stats / stats-end */
-    uint64_t violations;                         /* stats */
-    uint64_t sm_blocks[256];                     /* stats */
+    char name[TIDAL_PART_NAME_MAX];          /* partition (create/set/destroy/hist/stats) */
+    char tenant_name[TIDAL_TENANT_NAME_MAX]; /* tenant */
+    tidal_smset set;                         /* create/set */
+    int is_all;                              /* create/set: "all" */
+    int with_stats;                          /* tenants stats */
+    int mps;                                 /* tenant: MPS client */
+    int64_t pid;                             /* tenant */
+    uint32_t seq;                            /* stats / stats-end */
+    uint64_t violations;                     /* stats */
+    uint64_t sm_blocks[256];                 /* stats */
 } tidal_req;
 
 /* Parses one line (no "\n"). 0 on success; -1 with a message in err (no "error: " prefix). */

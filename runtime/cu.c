@@ -12,10 +12,7 @@
  * the table below holds the driver's functions, not the interposer's hooks. */
 void *(*tidal__real_dlsym)(void *, const char *) = NULL;
 
-static void *sym(void *h, const char *name)
-{
-    return tidal__real_dlsym ? tidal__real_dlsym(h, name) : dlsym(h, name);
-}
+static void *sym(void *h, const char *name) { return tidal__real_dlsym ? tidal__real_dlsym(h, name) : dlsym(h, name); }
 
 int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size_t errlen)
 {
@@ -28,9 +25,16 @@ int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size
         return -1;
     }
     memset(cu, 0, sizeof *cu);
-    struct { const char *name; void **slot; int required; } t[] = {
+    struct {
+        const char *name;
+        void **slot;
+        int required;
+    } t[] = {
 #define REQ(field, name) {name, (void **)&cu->field, 1}
-#define OPT(field, name) {name, (void **)&cu->field, 0}
+#define OPT(field, name)             \
+    {                                \
+        name, (void **)&cu->field, 0 \
+    }
         REQ(Init, "cuInit"),
         REQ(GetErrorName, "cuGetErrorName"),
         REQ(CtxGetCurrent, "cuCtxGetCurrent"),

@@ -44,18 +44,18 @@ typedef struct tidal_cu {
     CUresult (*EventQuery)(CUevent);
     CUresult (*EventDestroy)(CUevent);
     CUresult (*StreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
-    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, CUstream, void **, void **);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
     CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
     /* optional: NULL when the driver lacks them */
-    CUresult (*LaunchKernel_ptsz)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                  unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*LaunchKernel_ptsz)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  CUstream, void **, void **);
     CUresult (*LaunchKernelEx_ptsz)(const CUlaunchConfig *, CUfunction, void **, void **);
     CUresult (*GetProcAddress)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
     /* optional: placement (green contexts, CUDA 12.4+), duration samples, probes */
     CUresult (*DeviceGetDevResource)(CUdevice, CUdevResource *, CUdevResourceType);
-    CUresult (*DevSmResourceSplitByCount)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *,
-                                          unsigned, unsigned);
+    CUresult (*DevSmResourceSplitByCount)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *, unsigned,
+                                          unsigned);
     CUresult (*DevResourceGenerateDesc)(CUdevResourceDesc *, CUdevResource *, unsigned);
     CUresult (*GreenCtxCreate)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
     CUresult (*GreenCtxDestroy)(CUgreenCtx);
@@ -66,7 +66,7 @@ typedef struct tidal_cu {
     CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
     CUresult (*ThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
-    CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *);   /* the id only */
+    CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *, cuuint64_t *); /* the id only */
     /* optional: duration samples without the host's launch gap (launch.c, the gate) */
     CUresult (*StreamWaitValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
     CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);

@@ -58,7 +58,7 @@ static int fn_grow(void)
  * its own lock (the hooks run on any thread, before tidal_init too) and outlives
  * tidal_shutdown, as the handles do. */
 static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
-static CUkernel *kernels;   /* open addressing on the handle; NULL: empty */
+static CUkernel *kernels; /* open addressing on the handle; NULL: empty */
 static unsigned kernels_cap, kernels_count;
 
 static CUkernel *kernel_slot(CUkernel *t, unsigned cap, CUkernel k)
@@ -75,7 +75,7 @@ void tidal__note_kernels(const CUkernel *k, unsigned n)
         if (2 * (kernels_count + 1) > kernels_cap) {
             unsigned cap = kernels_cap ? kernels_cap * 2 : 256;
             CUkernel *t = calloc(cap, sizeof *t);
-            if (!t) break;   /* not noted: recognised later at the cost of one failed call */
+            if (!t) break; /* not noted: recognised later at the cost of one failed call */
             for (unsigned j = 0; j < kernels_cap; j++)
                 if (kernels[j]) *kernel_slot(t, cap, kernels[j]) = kernels[j];
             free(kernels);
@@ -158,9 +158,9 @@ static void fn_classify(rt_fn *e, int kernel)
     if (!m || !m->rewritten) return;
     e->mod_ix = (int)(m - rt.modules);
     const rt_mod_fn *k = rt_module_fn(m, e->fn);
-    if (!k) return;   /* not in the module's list: launched as given */
+    if (!k) return; /* not in the module's list: launched as given */
     if (k->is_clone) {
-        e->kind = FN_CLONE;   /* launched directly by someone who knows the ABI */
+        e->kind = FN_CLONE; /* launched directly by someone who knows the ABI */
         return;
     }
     /* First launch from a case-b module: its __tidal_ctl follows the default partition,
@@ -168,12 +168,12 @@ static void fn_classify(rt_fn *e, int kernel)
      * such word; make_plan falls back to the default partition by itself.) */
     if (m->has_ctl && !m->ctl && rt.default_part) rt_module_set_ctl(m, rt.default_part);
     if (!k->clone) {
-        e->kind = FN_REFUSED;   /* the pass left this kernel as it was (its report says why) */
+        e->kind = FN_REFUSED; /* the pass left this kernel as it was (its report says why) */
         tidal__log("%s: not rewritten (refused by the pass); launched unchanged", k->name);
         return;
     }
     unsigned n = clone_nparams(m, k);
-    if (n == 0) return;   /* FN_UNKNOWN: launched as given */
+    if (n == 0) return; /* FN_UNKNOWN: launched as given */
     e->nparams = n - 1;
     e->poff = calloc(n, sizeof *e->poff);
     e->psize = calloc(n, sizeof *e->psize);
@@ -184,8 +184,9 @@ static void fn_classify(rt_fn *e, int kernel)
         ok = rt.cu->FuncGetParamInfo(e->fn, i, &e->poff[i], &e->psize[i]) == CUDA_SUCCESS;
     if (!ok || rt.cu->FuncGetParamInfo(k->clone, e->nparams, &off, &sz) != CUDA_SUCCESS || sz != sizeof(tidal_launch)) {
         e->kind = FN_REFUSED;
-        tidal__warn("%s: its clone's parameters do not match the ABI (%u parameters, %zu-byte last); launched unchanged",
-                    k->name, n, sz);
+        tidal__warn(
+            "%s: its clone's parameters do not match the ABI (%u parameters, %zu-byte last); launched unchanged",
+            k->name, n, sz);
         return;
     }
     e->launch_off = off;

@@ -17,39 +17,38 @@
 
 /* One block per SM at a time (a large dynamic shared memory request) and a few µs each:
  * every SM of the context runs some. out: 256-bit set of the %smid values seen. */
-static const char probe_ptx[] =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".extern .shared .align 16 .b8 tidal_probe_smem[];\n"
-    ".visible .entry tidal_smid_probe(.param .u64 out, .param .u64 ns)\n"
-    "{\n"
-    "\t.reg .pred %p;\n"
-    "\t.reg .b32 %r<5>;\n"
-    "\t.reg .b64 %rd<6>;\n"
-    "\tmov.u32 %r0, %tid.x;\n"
-    "\tsetp.ne.u32 %p, %r0, 0;\n"
-    "\t@%p bra DONE;\n"
-    "\tmov.u32 %r1, %smid;\n"
-    "\tld.param.u64 %rd0, [out];\n"
-    "\tshr.u32 %r2, %r1, 5;\n"
-    "\tmul.wide.u32 %rd1, %r2, 4;\n"
-    "\tadd.u64 %rd1, %rd0, %rd1;\n"
-    "\tand.b32 %r3, %r1, 31;\n"
-    "\tmov.u32 %r4, 1;\n"
-    "\tshl.b32 %r4, %r4, %r3;\n"
-    "\tred.global.or.b32 [%rd1], %r4;\n"
-    "\tst.shared.u32 [tidal_probe_smem], %r1;\n"
-    "\tld.param.u64 %rd2, [ns];\n"
-    "\tmov.u64 %rd3, %globaltimer;\n"
-    "SPIN:\n"
-    "\tmov.u64 %rd4, %globaltimer;\n"
-    "\tsub.u64 %rd5, %rd4, %rd3;\n"
-    "\tsetp.lt.u64 %p, %rd5, %rd2;\n"
-    "\t@%p bra SPIN;\n"
-    "DONE:\n"
-    "\tret;\n"
-    "}\n";
+static const char probe_ptx[] = ".version 7.0\n"
+                                ".target sm_70\n"
+                                ".address_size 64\n"
+                                ".extern .shared .align 16 .b8 tidal_probe_smem[];\n"
+                                ".visible .entry tidal_smid_probe(.param .u64 out, .param .u64 ns)\n"
+                                "{\n"
+                                "\t.reg .pred %p;\n"
+                                "\t.reg .b32 %r<5>;\n"
+                                "\t.reg .b64 %rd<6>;\n"
+                                "\tmov.u32 %r0, %tid.x;\n"
+                                "\tsetp.ne.u32 %p, %r0, 0;\n"
+                                "\t@%p bra DONE;\n"
+                                "\tmov.u32 %r1, %smid;\n"
+                                "\tld.param.u64 %rd0, [out];\n"
+                                "\tshr.u32 %r2, %r1, 5;\n"
+                                "\tmul.wide.u32 %rd1, %r2, 4;\n"
+                                "\tadd.u64 %rd1, %rd0, %rd1;\n"
+                                "\tand.b32 %r3, %r1, 31;\n"
+                                "\tmov.u32 %r4, 1;\n"
+                                "\tshl.b32 %r4, %r4, %r3;\n"
+                                "\tred.global.or.b32 [%rd1], %r4;\n"
+                                "\tst.shared.u32 [tidal_probe_smem], %r1;\n"
+                                "\tld.param.u64 %rd2, [ns];\n"
+                                "\tmov.u64 %rd3, %globaltimer;\n"
+                                "SPIN:\n"
+                                "\tmov.u64 %rd4, %globaltimer;\n"
+                                "\tsub.u64 %rd5, %rd4, %rd3;\n"
+                                "\tsetp.lt.u64 %p, %rd5, %rd2;\n"
+                                "\t@%p bra SPIN;\n"
+                                "DONE:\n"
+                                "\tret;\n"
+                                "}\n";
 
 #define PROBE_SMEM (120 * 1024)
 
@@ -101,8 +100,7 @@ static int calibrate(void)
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDeviceGetDevResource");
     unsigned n = TIDAL_MAX_SMS;
     CUdevResource rest;
-    r = cu->DevSmResourceSplitByCount(rt.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING,
-                                      2);
+    r = cu->DevSmResourceSplitByCount(rt.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevSmResourceSplitByCount");
     if (n == 0 || n >= 255) return tidal__fail(TIDAL_ERR_CUDA, "split into %u SM groups", n);
     rt.ngroups = n;
@@ -158,7 +156,8 @@ int rt_green_ready(void)
         const char *e = getenv("TIDAL_GREEN");
         int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate();
         rt.green_state = st ? -1 : 1;
-        if (st) tidal__warn("placement off: %s; partitions are masked by their persistent clones only", tidal_last_error());
+        if (st)
+            tidal__warn("placement off: %s; partitions are masked by their persistent clones only", tidal_last_error());
     }
     return rt.green_state == 1;
 }

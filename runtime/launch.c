@@ -16,7 +16,6 @@
 
 #include "rt_state.h"
 
-
 /* ------------------------------------------------------------------ launching */
 
 static CUresult launch_as_given(const tidal_launch_req *q)
@@ -28,10 +27,10 @@ static CUresult launch_as_given(const tidal_launch_req *q)
         return rt.cu->LaunchKernelEx(&c, q->f, q->params, q->extra);
     }
     if (q->ptsz && rt.cu->LaunchKernel_ptsz)
-        return rt.cu->LaunchKernel_ptsz(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1],
-                                        q->block[2], q->smem, q->stream, q->params, q->extra);
-    return rt.cu->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2],
-                               q->smem, rt_norm_stream(q->stream, q->ptsz), q->params, q->extra);
+        return rt.cu->LaunchKernel_ptsz(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2],
+                                        q->smem, q->stream, q->params, q->extra);
+    return rt.cu->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2], q->smem,
+                               rt_norm_stream(q->stream, q->ptsz), q->params, q->extra);
 }
 
 /* Launch attributes the clone cannot honour (grid-wide sync, clusters): run as given. */
@@ -97,7 +96,7 @@ static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
 static void smem_declined(rt_fn *e, int why, unsigned smem, unsigned need)
 {
     if (why == SMEM_NO_ROOM) atomic_fetch_add(&rt.n_smem_full, 1);
-    if (why == SMEM_NO_ROOM && e->smem_full_said) return;   /* said once: no driver call per launch */
+    if (why == SMEM_NO_ROOM && e->smem_full_said) return; /* said once: no driver call per launch */
     const char *name = NULL;
     if (rt.cu->FuncGetName(&name, e->fn) != CUDA_SUCCESS || !name) name = "(unnamed)";
     if (why == SMEM_NO_ROOM) {
@@ -125,21 +124,21 @@ static int occupancy(rt_fn *e, int threads, unsigned smem)
 
 /* Decide under the lock; launch outside it. */
 typedef struct plan {
-    int reshape;               /* launch the clone */
-    int original;              /* a rewritten kernel launched as the original (placed) */
+    int reshape;  /* launch the clone */
+    int original; /* a rewritten kernel launched as the original (placed) */
     struct tidal_part *part;
     CUfunction clone;
     unsigned workers;
     tidal_launch tl;
-    unsigned nparams;          /* of the original (rt_fn fields the launch needs) */
+    unsigned nparams; /* of the original (rt_fn fields the launch needs) */
     size_t launch_off;
     const size_t *poff, *psize;
     CUstream stream;
-    int sample;                /* rt.pending index to time this original launch with, or -1 */
-    CUdeviceptr reset;         /* epoch wrap: zero this slot's claim and guard words first */
-    int remember;              /* record for flow-in */
-    unsigned occ;              /* workers per SM */
-    unsigned smem;             /* the clone's dynamic shared memory: the launch's + its words */
+    int sample;        /* rt.pending index to time this original launch with, or -1 */
+    CUdeviceptr reset; /* epoch wrap: zero this slot's claim and guard words first */
+    int remember;      /* record for flow-in */
+    unsigned occ;      /* workers per SM */
+    unsigned smem;     /* the clone's dynamic shared memory: the launch's + its words */
 } plan;
 
 /* Parameters of the clone: the original ones + &tl (kernelParams) or the original buffer
@@ -168,7 +167,7 @@ static int build_args(clone_args *a, const plan *e, const tidal_launch_req *q, t
         a->params[e->nparams] = tl;
         return 0;
     }
-    if (!q->extra) {   /* a kernel without parameters */
+    if (!q->extra) { /* a kernel without parameters */
         if (e->nparams != 0) return -1;
         a->params = a->pbuf;
         a->params[0] = tl;
@@ -178,12 +177,13 @@ static int build_args(clone_args *a, const plan *e, const tidal_launch_req *q, t
     size_t srcsize = 0;
     int have_size = 0;
     for (unsigned i = 0; q->extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
-        if (q->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) src = q->extra[i + 1];
+        if (q->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            src = q->extra[i + 1];
         else if (q->extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
             srcsize = *(size_t *)q->extra[i + 1];
             have_size = 1;
         } else
-            return -1;   /* an option this code does not know: launch as given */
+            return -1; /* an option this code does not know: launch as given */
     }
     if (!src || !have_size) return -1;
     a->bufsize = e->launch_off + sizeof *tl;
@@ -217,7 +217,7 @@ static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
         if (!e->dur[i].total && !free_d) free_d = &e->dur[i];
     }
     if (!create) return NULL;
-    if (!free_d) free_d = &e->dur[total % TIDAL_FN_SAMPLES];   /* many grid sizes: reuse one */
+    if (!free_d) free_d = &e->dur[total % TIDAL_FN_SAMPLES]; /* many grid sizes: reuse one */
     memset(free_d, 0, sizeof *free_d);
     free_d->total = total;
     return free_d;
@@ -228,7 +228,7 @@ static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
 static void poll_pending(void)
 {
     if (!rt.npending) return;
-    CUstreamCaptureMode mode = rt_capture_relax();   /* a query must not break a capture */
+    CUstreamCaptureMode mode = rt_capture_relax(); /* a query must not break a capture */
     while (rt.npending) {
         rt_pending *q = &rt.pending[rt.pending_head];
         CUresult r = CUDA_SUCCESS;
@@ -238,7 +238,7 @@ static void poll_pending(void)
         }
         rt.pending_head = (rt.pending_head + 1) % TIDAL_PENDING;
         rt.npending--;
-        if (!q->used) continue;   /* cancelled */
+        if (!q->used) continue; /* cancelled */
         q->used = 0;
         float ms = 0;
         rt_fn *e = rt_fn_slot(q->f);
@@ -318,7 +318,7 @@ static uint32_t gate_hold(CUstream s)
 {
     if (!rt.gate) return 0;
     uint32_t seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;
-    if (seq == 0) seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;   /* 0 means "not held" */
+    if (seq == 0) seq = atomic_fetch_add(&rt.gate_seq, 1) + 1; /* 0 means "not held" */
     if (rt.cu->StreamWaitValue32(s, rt.gate_dev, seq, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return 0;
     return seq;
 }
@@ -353,7 +353,6 @@ static void cancel_sample(rt_pending *smp, CUfunction f)
 }
 
 /* ------------------------------------------------------------------ the plan */
-
 
 static int subset(const tidal_smset *a, const tidal_smset *b)
 {
@@ -473,7 +472,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
     }
-    if (!b) b = rt_stream_get(s, 1);   /* its slot lives here (default partition) */
+    if (!b) b = rt_stream_get(s, 1); /* its slot lives here (default partition) */
     if (!b) {
         atomic_fetch_add(&rt.n_unmasked, 1);
         return;
@@ -516,8 +515,8 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     uint64_t workers = (uint64_t)occ * reach, chunk = 1;
     /* A measured kernel's chunks last about rt.chunk_us: a worker on an SM taken away
      * finishes its chunk before it leaves. */
-    uint64_t max_chunk = rt.max_chunk, fit_chunk = 0;   /* fit_chunk: blocks in rt.chunk_us (measured) */
-    float est_us = d ? (d->nclone ? d->clone_us : d->n ? d->us : 0) : 0;   /* a clone's, best */
+    uint64_t max_chunk = rt.max_chunk, fit_chunk = 0; /* fit_chunk: blocks in rt.chunk_us (measured) */
+    float est_us = d ? (d->nclone ? d->clone_us : d->n ? d->us : 0) : 0; /* a clone's, best */
     if (est_us > 0) {
         double block_us = est_us * (double)(workers < logical ? workers : logical) / (double)logical;
         double fit = rt.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
@@ -525,7 +524,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (fit_chunk < max_chunk) max_chunk = fit_chunk;
     }
     tidal_launch *tl = &pl->tl;
-    uint64_t own = 0;   /* STATIC: each worker's own first chunk (blocks); 0: dynamic */
+    uint64_t own = 0; /* STATIC: each worker's own first chunk (blocks); 0: dynamic */
     /* A graph replays its launches as captured: in persistent placement (partitions that
      * shrink under load) its clones stay dynamic, so every replay follows the mask of its
      * time; in hybrid placement, like its originals, they keep the static first chunk. */
@@ -582,7 +581,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         if (capturing) atomic_fetch_add(&rt.n_graph_probe, 1);
     } else if (capturing) {
         tl->slot = b->cap_slot;
-        if (b->cap_epoch == TIDAL_EPOCH_MASK) {   /* this graph has used every epoch: restart */
+        if (b->cap_epoch == TIDAL_EPOCH_MASK) { /* this graph has used every epoch: restart */
             pl->reset = slot_claim(p, b->cap_slot);
             b->cap_epoch = 0;
         }
@@ -627,8 +626,7 @@ static void remember(const tidal_launch_req *q, const plan *pl, const clone_args
     if (!rec.buf) return;
     if (q->params) {
         for (unsigned i = 0; i < pl->nparams; i++)
-            if (pl->poff[i] + pl->psize[i] <= pl->launch_off)
-                memcpy(rec.buf + pl->poff[i], q->params[i], pl->psize[i]);
+            if (pl->poff[i] + pl->psize[i] <= pl->launch_off) memcpy(rec.buf + pl->poff[i], q->params[i], pl->psize[i]);
     } else if (a->bufp) {
         memcpy(rec.buf, a->bufp, pl->launch_off);
     }
@@ -643,8 +641,10 @@ static void remember(const tidal_launch_req *q, const plan *pl, const clone_args
     rec.launch_off = pl->launch_off;
     rec.occ = pl->occ;
     pthread_mutex_lock(&rt.lock);
-    if (rt.initialized) rt_inflight_add(pl->part, &rec, pl->stream);
-    else free(rec.buf);
+    if (rt.initialized)
+        rt_inflight_add(pl->part, &rec, pl->stream);
+    else
+        free(rec.buf);
     pthread_mutex_unlock(&rt.lock);
 }
 
@@ -672,7 +672,7 @@ void rt_inflight_grow(struct tidal_part *p, unsigned added_sms)
         rt_inflight *r = &p->inflight[i];
         if (!r->used) continue;
         CUresult q = rt.cu->EventQuery(r->done);
-        if (q != CUDA_ERROR_NOT_READY) {   /* finished (or failed): nothing to join */
+        if (q != CUDA_ERROR_NOT_READY) { /* finished (or failed): nothing to join */
             r->used = 0;
             free(r->buf);
             r->buf = NULL;
@@ -689,8 +689,10 @@ void rt_inflight_grow(struct tidal_part *p, unsigned added_sms)
         if (joiners > r->workers || joiners == 0) joiners = r->workers;
         CUresult lr = rt.cu->LaunchKernel(r->clone, joiners, 1, 1, r->block[0], r->block[1], r->block[2], r->smem,
                                           rt.join_stream, NULL, extra);
-        if (lr == CUDA_SUCCESS) atomic_fetch_add(&rt.n_joins, 1);
-        else tidal__log("joiners for launch %llx: %d", (unsigned long long)r->key, (int)lr);
+        if (lr == CUDA_SUCCESS)
+            atomic_fetch_add(&rt.n_joins, 1);
+        else
+            tidal__log("joiners for launch %llx: %d", (unsigned long long)r->key, (int)lr);
     }
 }
 
@@ -717,7 +719,8 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     CUresult r = CUDA_SUCCESS;
     CUstream s = pl->stream;
     if (pl->reset)
-        r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s) : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
+        r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s)
+                                  : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
     uint32_t gate = smp && r == CUDA_SUCCESS ? gate_hold(s) : 0;
     int recorded = smp && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
@@ -752,7 +755,7 @@ CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
     make_plan(q, &pl);
     pthread_mutex_unlock(&rt.lock);
     if (pl.original) atomic_fetch_add(&rt.n_original, 1);
-    if (pl.original && pl.sample >= 0) {   /* the original, timed */
+    if (pl.original && pl.sample >= 0) { /* the original, timed */
         rt_pending *smp = &rt.pending[pl.sample];
         CUstream s = pl.stream;
         uint32_t gate = gate_hold(s);
@@ -781,7 +784,7 @@ CUresult tidal__launch(const tidal_launch_req *q)
     int handled;
     CUresult r = tidal__launch_or_decline(q, &handled);
     if (handled) return r;
-    if (!rt.cu) return CUDA_ERROR_NOT_INITIALIZED;   /* no driver: the launch cannot happen */
+    if (!rt.cu) return CUDA_ERROR_NOT_INITIALIZED; /* no driver: the launch cannot happen */
     return launch_as_given(q);
 }
 

@@ -75,12 +75,19 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
                        unsigned smem, CUstream s, void **params, void **extra, int ptsz)
 {
     if (!have_real()) return CUDA_ERROR_NOT_INITIALIZED;
-    tidal_launch_req q = {.f = f, .grid = {gx, gy, gz}, .block = {bx, by, bz}, .smem = smem, .stream = s,
-                          .params = params, .extra = extra, .ptsz = ptsz};
+    tidal_launch_req q = {.f = f,
+                          .grid = {gx, gy, gz},
+                          .block = {bx, by, bz},
+                          .smem = smem,
+                          .stream = s,
+                          .params = params,
+                          .extra = extra,
+                          .ptsz = ptsz};
     int handled;
     CUresult r = tidal__launch_or_decline(&q, &handled);
     if (handled) return r;
-    if (ptsz && real.LaunchKernel_ptsz) return real.LaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    if (ptsz && real.LaunchKernel_ptsz)
+        return real.LaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
     return real.LaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
 }
 
@@ -104,14 +111,14 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
     return real.LaunchKernelEx(c, f, params, extra);
 }
 
-TIDAL_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned smem, CUstream s, void **params, void **extra)
+TIDAL_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                     unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
 {
     return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 0);
 }
 
 TIDAL_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                             unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
+                                          unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
 {
     return launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra, 1);
 }
@@ -171,7 +178,7 @@ static void substitute(const char *symbol, void **pfn)
 }
 
 TIDAL_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver, cuuint64_t flags,
-                             CUdriverProcAddressQueryResult *status)
+                                          CUdriverProcAddressQueryResult *status)
 {
     if (!have_real() || !real.GetProcAddress) return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real.GetProcAddress(symbol, pfn, ver, flags, status);
@@ -189,7 +196,10 @@ TIDAL_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver, 
 
 static void *hook_for(const char *name)
 {
-    static const struct { const char *name; void *hook; } hooks[] = {
+    static const struct {
+        const char *name;
+        void *hook;
+    } hooks[] = {
         {"cuLaunchKernel", (void *)cuLaunchKernel},
         {"cuLaunchKernel_ptsz", (void *)cuLaunchKernel_ptsz},
         {"cuLaunchKernelEx", (void *)cuLaunchKernelEx},

@@ -67,8 +67,10 @@ int tidal__remote_start(void)
     if (running) return TIDAL_OK;
     char tenant[64];
     const char *n = getenv("TIDAL_TENANT");
-    if (n && *n) snprintf(tenant, sizeof tenant, "%s", n);
-    else snprintf(tenant, sizeof tenant, "pid%ld", (long)getpid());
+    if (n && *n)
+        snprintf(tenant, sizeof tenant, "%s", n);
+    else
+        snprintf(tenant, sizeof tenant, "pid%ld", (long)getpid());
     int st = tidal_client_open(NULL, NULL, tenant, tidal__is_mps(), &client);
     if (st != TIDAL_OK) {
         client = NULL;

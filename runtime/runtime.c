@@ -24,21 +24,36 @@ int tidal__is_mps(void) { return rt.is_mps; }
 const char *tidal_strerror(int status)
 {
     switch (status) {
-    case TIDAL_OK: return "success";
-    case TIDAL_ERR_INVALID: return "invalid argument";
-    case TIDAL_ERR_PARSE: return "malformed SM set or name";
-    case TIDAL_ERR_NOT_INIT: return "libtidal is not initialized";
-    case TIDAL_ERR_NO_DRIVER: return "CUDA driver not available";
-    case TIDAL_ERR_CUDA: return "CUDA driver call failed";
-    case TIDAL_ERR_NO_MEMORY: return "out of memory";
-    case TIDAL_ERR_EXISTS: return "partition exists";
-    case TIDAL_ERR_NOT_FOUND: return "not found";
-    case TIDAL_ERR_NOT_REWRITTEN: return "not rewritten by tidal";
-    case TIDAL_ERR_BUSY: return "partition in use";
-    case TIDAL_ERR_SMS: return "SM id out of range for this device";
-    case TIDAL_ERR_DAEMON: return "tidald failure";
-    case TIDAL_ERR_MPS: return "MPS client: no SM id space shared with other processes";
-    default: return "unknown status";
+    case TIDAL_OK:
+        return "success";
+    case TIDAL_ERR_INVALID:
+        return "invalid argument";
+    case TIDAL_ERR_PARSE:
+        return "malformed SM set or name";
+    case TIDAL_ERR_NOT_INIT:
+        return "libtidal is not initialized";
+    case TIDAL_ERR_NO_DRIVER:
+        return "CUDA driver not available";
+    case TIDAL_ERR_CUDA:
+        return "CUDA driver call failed";
+    case TIDAL_ERR_NO_MEMORY:
+        return "out of memory";
+    case TIDAL_ERR_EXISTS:
+        return "partition exists";
+    case TIDAL_ERR_NOT_FOUND:
+        return "not found";
+    case TIDAL_ERR_NOT_REWRITTEN:
+        return "not rewritten by tidal";
+    case TIDAL_ERR_BUSY:
+        return "partition in use";
+    case TIDAL_ERR_SMS:
+        return "SM id out of range for this device";
+    case TIDAL_ERR_DAEMON:
+        return "tidald failure";
+    case TIDAL_ERR_MPS:
+        return "MPS client: no SM id space shared with other processes";
+    default:
+        return "unknown status";
     }
 }
 
@@ -92,10 +107,10 @@ void tidal__warn(const char *fmt, ...)
     va_end(ap);
 }
 
-#define CU_TRY(call, what)                                                                 \
-    do {                                                                                   \
-        CUresult r_ = (call);                                                              \
-        if (r_ != CUDA_SUCCESS) return tidal__cuda_fail(r_, what);                         \
+#define CU_TRY(call, what)                                         \
+    do {                                                           \
+        CUresult r_ = (call);                                      \
+        if (r_ != CUDA_SUCCESS) return tidal__cuda_fail(r_, what); \
     } while (0)
 
 CUstreamCaptureMode rt_capture_relax(void)
@@ -130,7 +145,6 @@ void rt_ctx_leave(rt_call c)
     if (c.ctx != rt.ctx) rt.cu->CtxSetCurrent(c.ctx);
 }
 
-
 /* ------------------------------------------------------------------ SM sets */
 
 /* Keep the SMs this device has; SM ids beyond it are an error unless the set said "all". */
@@ -155,8 +169,8 @@ static int parse_set(const char *text, tidal_smset *out)
     size_t pos = 0;
     int st = tidal_smset_parse(text, &s, &all, &pos);
     if (st == TIDAL_ERR_PARSE)
-        return tidal__fail(st, "SM set \"%s\": unexpected character at offset %zu (want e.g. 0-47,64,100-131)",
-                           text, pos);
+        return tidal__fail(st, "SM set \"%s\": unexpected character at offset %zu (want e.g. 0-47,64,100-131)", text,
+                           pos);
     if (st) return tidal__fail(st, "SM set: invalid argument");
     return clip_set(&s, all, out);
 }
@@ -168,8 +182,7 @@ static int parse_set(const char *text, tidal_smset *out)
 static int push_mask(struct tidal_part *p)
 {
     memcpy(rt.pinned, p->mask.bits, sizeof p->mask.bits);
-    CU_TRY(rt.cu->MemcpyHtoDAsync(p->dev + TIDAL_PARTITION_OFF_MASK, rt.pinned, sizeof p->mask.bits,
-                                  rt.ctl_stream),
+    CU_TRY(rt.cu->MemcpyHtoDAsync(p->dev + TIDAL_PARTITION_OFF_MASK, rt.pinned, sizeof p->mask.bits, rt.ctl_stream),
            "cuMemcpyHtoDAsync(mask)");
     CU_TRY(rt.cu->StreamSynchronize(rt.ctl_stream), "cuStreamSynchronize(control stream)");
     return TIDAL_OK;
@@ -258,7 +271,8 @@ static int apply_env_partition(void)
     memcpy(name, e, n);
     name[n] = '\0';
     if (!tidal_control_name_ok(name))
-        return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PARTITION=%s: want NAME or NAME:SMSET (name: 1-31 of [A-Za-z0-9_.-])", e);
+        return tidal__fail(TIDAL_ERR_PARSE,
+                           "TIDAL_PARTITION=%s: want NAME or NAME:SMSET (name: 1-31 of [A-Za-z0-9_.-])", e);
     if (colon) {
         tidal_smset s;
         int st = parse_set(colon + 1, &s);
@@ -274,7 +288,7 @@ static int apply_env_partition(void)
         rt.default_part = p;
         return TIDAL_OK;
     }
-    memcpy(rt.default_name, name, strlen(name) + 1);   /* valid_name: <= 31 characters */
+    memcpy(rt.default_name, name, strlen(name) + 1); /* valid_name: <= 31 characters */
     rt.default_part = find_part(name);
     return TIDAL_OK;
 }
@@ -349,10 +363,14 @@ static int init_driver_locked(unsigned flags)
     const char *pm = getenv("TIDAL_PLACEMENT");
     rt.place_mode = TIDAL_PLACE_HYBRID;
     if (pm && *pm) {
-        if (strcmp(pm, "hybrid") == 0) rt.place_mode = TIDAL_PLACE_HYBRID;
-        else if (strcmp(pm, "persistent") == 0) rt.place_mode = TIDAL_PLACE_PERSISTENT;
-        else if (strcmp(pm, "original") == 0) rt.place_mode = TIDAL_PLACE_ORIGINAL;
-        else return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PLACEMENT=%s: want hybrid, persistent or original", pm);
+        if (strcmp(pm, "hybrid") == 0)
+            rt.place_mode = TIDAL_PLACE_HYBRID;
+        else if (strcmp(pm, "persistent") == 0)
+            rt.place_mode = TIDAL_PLACE_PERSISTENT;
+        else if (strcmp(pm, "original") == 0)
+            rt.place_mode = TIDAL_PLACE_ORIGINAL;
+        else
+            return tidal__fail(TIDAL_ERR_PARSE, "TIDAL_PLACEMENT=%s: want hybrid, persistent or original", pm);
     }
     const char *h = getenv("TIDAL_HISTOGRAM");
     rt.histogram = !(h && strcmp(h, "0") == 0);
@@ -368,14 +386,13 @@ static int init_driver_locked(unsigned flags)
     if (st) return st;
     const char *nd = getenv("TIDAL_NO_DAEMON");
     if (!(flags & TIDAL_INIT_NO_DAEMON) && !(nd && *nd && strcmp(nd, "0") != 0)) {
-        pthread_mutex_unlock(&rt.lock);   /* remote start takes the lock to apply partitions */
+        pthread_mutex_unlock(&rt.lock); /* remote start takes the lock to apply partitions */
         st = tidal__remote_start();
         pthread_mutex_lock(&rt.lock);
         if (st && st != TIDAL_ERR_NOT_FOUND) return st;
     }
     if (rt.default_name[0] && !rt.default_part)
-        tidal__warn("TIDAL_PARTITION=%s: no such partition yet; kernels run unmasked until it exists",
-                    rt.default_name);
+        tidal__warn("TIDAL_PARTITION=%s: no such partition yet; kernels run unmasked until it exists", rt.default_name);
     tidal__log("initialized: %u SMs%s, histogram %s", rt.nsm, rt.is_mps ? ", MPS client" : "",
                rt.histogram ? "on" : "off");
     return TIDAL_OK;
@@ -475,11 +492,11 @@ int tidal_device_sms(unsigned *out)
 
 /* ------------------------------------------------------------------ partitions */
 
-
 int tidal_partition_create(const char *name, const char *smset, tidal_part **out)
 {
     if (!tidal_control_name_ok(name))
-        return tidal__fail(TIDAL_ERR_PARSE, "partition name \"%s\": want 1-31 of [A-Za-z0-9_.-]", name ? name : "(null)");
+        return tidal__fail(TIDAL_ERR_PARSE, "partition name \"%s\": want 1-31 of [A-Za-z0-9_.-]",
+                           name ? name : "(null)");
     if (!smset) return tidal__fail(TIDAL_ERR_INVALID, "tidal_partition_create: NULL SM set");
     pthread_mutex_lock(&rt.lock);
     NEED_INIT("tidal_partition_create");
@@ -507,7 +524,8 @@ int tidal_partition_find(const char *name, tidal_part **out)
 static int set_locked(struct tidal_part *p, const tidal_smset *s, int from_remote)
 {
     if (p->remote && !from_remote)
-        return tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: change it with tidalctl set", p->name);
+        return tidal__fail(TIDAL_ERR_INVALID, "partition \"%s\" belongs to tidald: change it with tidalctl set",
+                           p->name);
     if (memcmp(&p->mask, s, sizeof *s) == 0) return TIDAL_OK;
     tidal_smset added;
     for (int w = 0; w < TIDAL_SMSET_WORDS; w++) added.bits[w] = s->bits[w] & ~p->mask.bits[w];
@@ -538,10 +556,7 @@ static int set_public(tidal_part *p, const char *text, const tidal_smset *bits, 
     return st;
 }
 
-int tidal_partition_set(tidal_part *p, const char *smset)
-{
-    return set_public(p, smset, NULL, "tidal_partition_set");
-}
+int tidal_partition_set(tidal_part *p, const char *smset) { return set_public(p, smset, NULL, "tidal_partition_set"); }
 
 int tidal_partition_set_mask(tidal_part *p, const tidal_smset *set)
 {
@@ -574,7 +589,7 @@ int tidal_partition_destroy(tidal_part *p)
         struct tidal_part **pp = &rt.parts;
         while (*pp && *pp != p) pp = &(*pp)->next;
         if (*pp) *pp = p->next;
-        for (unsigned i = 0; i < rt.nbindings; i++)   /* slots of p die with it */
+        for (unsigned i = 0; i < rt.nbindings; i++) /* slots of p die with it */
             if (rt.bindings[i].slot_part == p) rt.bindings[i].slot_part = NULL;
         /* kernels still using p: cuMemFree waits for the device to finish them */
         rt_call saved = rt_ctx_enter();
@@ -617,7 +632,7 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
     for (unsigned i = 0; i < n; i++) {
         tidal_smset in, s;
         memcpy(in.bits, parts[i].mask, sizeof in.bits);
-        clip_set(&in, 1, &s);   /* tidald does not know this device's SM count: clip */
+        clip_set(&in, 1, &s); /* tidald does not know this device's SM count: clip */
         char name[32];
         snprintf(name, sizeof name, "%s", parts[i].name);
         if (!tidal_control_name_ok(name)) continue;
@@ -631,8 +646,10 @@ void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin)
         } else {
             st = set_locked(p, &s, 1);
         }
-        if (st) tidal__warn("tidald partition \"%s\": %s", name, tidal_last_error());
-        else tidal__log("tidald partition \"%s\" mask applied", name);
+        if (st)
+            tidal__warn("tidald partition \"%s\": %s", name, tidal_last_error());
+        else
+            tidal__log("tidald partition \"%s\" mask applied", name);
     }
     rt_ctx_leave(saved);
     pthread_mutex_unlock(&rt.lock);
@@ -671,10 +688,12 @@ static rt_mod_fn *named(const rt_mod_fn *t, unsigned n, const char *name, size_t
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         int c = strncmp(t[mid].name, name, len);
-        if (c == 0) c = t[mid].name[len] != '\0';   /* longer than the key: after it */
+        if (c == 0) c = t[mid].name[len] != '\0'; /* longer than the key: after it */
         if (c == 0) return (rt_mod_fn *)&t[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
@@ -705,11 +724,11 @@ static void module_scan(rt_module *r)
     CUdeviceptr d;
     size_t bytes;
     if (rt.cu->ModuleGetGlobal(&d, &bytes, r->mod, TIDAL_MARKER_SYMBOL) != CUDA_SUCCESS) {
-        tidal__warn("a module has %u tidal clones but no %s (rewritten for another ABI?): launched unchanged",
-                    nclones, TIDAL_MARKER_SYMBOL);
+        tidal__warn("a module has %u tidal clones but no %s (rewritten for another ABI?): launched unchanged", nclones,
+                    TIDAL_MARKER_SYMBOL);
         goto out;
     }
-    r->has_ctl = bytes >= TIDAL_MARKER_BYTES_CASE_B;   /* case b: the module has __tidal_ctl */
+    r->has_ctl = bytes >= TIDAL_MARKER_BYTES_CASE_B; /* case b: the module has __tidal_ctl */
     qsort(t, n, sizeof *t, by_name);
     for (unsigned i = 0; i < n; i++) {
         if (!t[i].is_clone) continue;
@@ -748,8 +767,10 @@ const rt_mod_fn *rt_module_fn(const rt_module *m, CUfunction f)
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         if (m->fns[mid].fn == f) return &m->fns[mid];
-        if ((uintptr_t)m->fns[mid].fn < (uintptr_t)f) lo = mid + 1;
-        else hi = mid;
+        if ((uintptr_t)m->fns[mid].fn < (uintptr_t)f)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     const char *name = NULL;
     if (!m->nfns || rt.cu->FuncGetName(&name, f) != CUDA_SUCCESS || !name) return NULL;
@@ -791,7 +812,8 @@ int tidal_module_attach(void *module, tidal_part *p)
     int st = TIDAL_OK;
     rt_call saved = rt_ctx_enter();
     rt_module *m = rt_module_get((CUmodule)module);
-    if (!m) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
+    if (!m)
+        st = tidal__fail(TIDAL_ERR_NO_MEMORY, "module table");
     else if (!m->rewritten)
         st = tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "module has no kernel rewritten by tidal (no NAME%s with %s)",
                          TIDAL_RESHAPED_SUFFIX, TIDAL_MARKER_SYMBOL);

@@ -86,7 +86,10 @@ size_t tidal_smset_format(const tidal_smset *set, char *buf, size_t bufsize)
     size_t n = 0;
     tmp[0] = '\0';
     for (unsigned b = 0; b < SMSET_MAX;) {
-        if (!has_bit(set, b)) { b++; continue; }
+        if (!has_bit(set, b)) {
+            b++;
+            continue;
+        }
         unsigned e = b;
         while (e + 1 < SMSET_MAX && has_bit(set, e + 1)) e++;
         int w = e == b ? snprintf(tmp + n, sizeof tmp - n, "%s%u", n ? "," : "", b)

@@ -39,7 +39,8 @@ int tidal_stream_bind(void *stream, tidal_part *p)
     CUstream s = rt_norm_stream((CUstream)stream, 0);
     rt_stream_binding *b = rt_stream_get(s, p != NULL);
     int st = TIDAL_OK;
-    if (p && !b) st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
+    if (p && !b)
+        st = tidal__fail(TIDAL_ERR_NO_MEMORY, "stream bindings");
     else if (b) {
         if (b->part) b->part->bound--;
         b->part = p;
@@ -49,10 +50,7 @@ int tidal_stream_bind(void *stream, tidal_part *p)
     return st;
 }
 
-static int all_sms(const tidal_smset *s)
-{
-    return tidal_smset_count(s) == rt.nsm;
-}
+static int all_sms(const tidal_smset *s) { return tidal_smset_count(s) == rt.nsm; }
 
 int tidal_partition_stream(tidal_part *p, int priority, void **stream)
 {
@@ -63,9 +61,12 @@ int tidal_partition_stream(tidal_part *p, int priority, void **stream)
     const rt_green *g = all_sms(&p->mask) ? NULL : rt_green_for(&p->mask, 1);
     CUstream s = NULL;
     CUresult r;
-    if (g) r = rt.cu->GreenCtxStreamCreate(&s, g->g, CU_STREAM_NON_BLOCKING, priority);
-    else if (rt.cu->StreamCreateWithPriority) r = rt.cu->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, priority);
-    else r = rt.cu->StreamCreate(&s, CU_STREAM_NON_BLOCKING);
+    if (g)
+        r = rt.cu->GreenCtxStreamCreate(&s, g->g, CU_STREAM_NON_BLOCKING, priority);
+    else if (rt.cu->StreamCreateWithPriority)
+        r = rt.cu->StreamCreateWithPriority(&s, CU_STREAM_NON_BLOCKING, priority);
+    else
+        r = rt.cu->StreamCreate(&s, CU_STREAM_NON_BLOCKING);
     int st = TIDAL_OK;
     if (r != CUDA_SUCCESS) st = tidal__cuda_fail(r, g ? "cuGreenCtxStreamCreate" : "cuStreamCreateWithPriority");
     rt_stream_binding *b = st ? NULL : rt_stream_get(s, 1);

@@ -36,11 +36,11 @@ extern "C" {
 
 enum {
     TIDAL_OK = 0,
-    TIDAL_ERR_INVALID = -1,       /* bad argument (NULL, out of range) */
-    TIDAL_ERR_PARSE = -2,         /* an SM set or name does not parse */
-    TIDAL_ERR_NOT_INIT = -3,      /* tidal_init has not run (or tidal_shutdown has) */
-    TIDAL_ERR_NO_DRIVER = -4,     /* libcuda.so.1 missing or lacks a needed entry point */
-    TIDAL_ERR_CUDA = -5,          /* a CUDA driver call failed (tidal_last_error names it) */
+    TIDAL_ERR_INVALID = -1,   /* bad argument (NULL, out of range) */
+    TIDAL_ERR_PARSE = -2,     /* an SM set or name does not parse */
+    TIDAL_ERR_NOT_INIT = -3,  /* tidal_init has not run (or tidal_shutdown has) */
+    TIDAL_ERR_NO_DRIVER = -4, /* libcuda.so.1 missing or lacks a needed entry point */
+    TIDAL_ERR_CUDA = -5,      /* a CUDA driver call failed (tidal_last_error names it) */
     TIDAL_ERR_NO_MEMORY = -6,
     TIDAL_ERR_EXISTS = -7,        /* a partition with that name exists */
     TIDAL_ERR_NOT_FOUND = -8,     /* no such partition / module / tidald */
@@ -69,8 +69,9 @@ unsigned tidal_smset_count(const tidal_smset *set);
 typedef struct tidal_part tidal_part;
 
 /* flags for tidal_init */
-#define TIDAL_INIT_NO_DAEMON 1u /* do not connect to tidald even if TIDAL_SOCKET or the
-                                   default socket exists */
+#define TIDAL_INIT_NO_DAEMON                                   \
+    1u /* do not connect to tidald even if TIDAL_SOCKET or the \
+          default socket exists */
 
 int tidal_init(unsigned flags);
 int tidal_shutdown(void);
@@ -136,8 +137,8 @@ int tidal_module_attach(void *module, tidal_part *p);
  * f may also be a CUkernel cast to CUfunction, as for cuLaunchKernel; one that
  * libtidal-preload did not see made costs one failing driver call, once, to tell.
  * Returns the CUresult of the real launch (0 = CUDA_SUCCESS). */
-int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned smem, void *stream, void **params, void **extra);
+int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned smem, void *stream, void **params, void **extra);
 
 typedef struct tidal_stats {
     uint64_t launches_rewritten;   /* launched as reshaped clones (case c) */

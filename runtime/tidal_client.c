@@ -361,15 +361,14 @@ int tidal_client_wait(tidal_client *c, int timeout_ms)
     }
 }
 
-int tidal_client_send_stats(tidal_client *c, const char *part_name, uint64_t violations,
-                            const uint64_t sm_blocks[256])
+int tidal_client_send_stats(tidal_client *c, const char *part_name, uint64_t violations, const uint64_t sm_blocks[256])
 {
     if (!c || !tidal_control_name_ok(part_name)) return TIDAL_ERR_INVALID;
     if (c->fd < 0 || !c->registered) return TIDAL_ERR_DAEMON;
     if (c->stats_seq == 0) return TIDAL_ERR_INVALID;
     char line[TIDAL_PROTO_MAX_LINE];
-    size_t n = (size_t)snprintf(line, sizeof line, "stats %" PRIu32 " %s violations %" PRIu64 " sm",
-                                c->stats_seq, part_name, violations);
+    size_t n = (size_t)snprintf(line, sizeof line, "stats %" PRIu32 " %s violations %" PRIu64 " sm", c->stats_seq,
+                                part_name, violations);
     for (unsigned s = 0; sm_blocks && s < 256; s++) {
         if (!sm_blocks[s]) continue;
         /* at most 256 * 26 bytes: always fits in TIDAL_PROTO_MAX_LINE */

@@ -65,8 +65,7 @@ int tidal_client_snapshot(tidal_client *c, tidal_client_part *parts, unsigned ma
 int tidal_client_wait(tidal_client *c, int timeout_ms);
 /* One partition's counters for the last STATS request (nonzero SMs are sent).
  * TIDAL_ERR_INVALID: bad name or no request pending; TIDAL_ERR_DAEMON: not connected. */
-int tidal_client_send_stats(tidal_client *c, const char *part_name, uint64_t violations,
-                            const uint64_t sm_blocks[256]);
+int tidal_client_send_stats(tidal_client *c, const char *part_name, uint64_t violations, const uint64_t sm_blocks[256]);
 int tidal_client_stats_end(tidal_client *c);
 /* The socket (-1 while disconnected), for tests and for callers that poll() themselves. */
 int tidal_client_fd(const tidal_client *c);

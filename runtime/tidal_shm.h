@@ -41,17 +41,17 @@
 #define TIDAL_SHM_PART_ALL 2u  /* created/set as "all": every SM of each tenant's device */
 
 typedef struct tidal_shm_header {
-    uint64_t magic;               /* TIDAL_SHM_MAGIC, written last at creation */
-    uint32_t version;             /* TIDAL_SHM_VERSION */
-    uint32_t header_size;         /* sizeof(tidal_shm_header) */
-    uint32_t part_size;           /* sizeof(tidal_shm_part) */
-    uint32_t max_parts;           /* TIDAL_SHM_MAX_PARTS */
-    _Atomic uint32_t seq;         /* seqlock: odd while tidald writes */
-    _Atomic uint32_t generation;  /* bumped on every change (and on every tidald start) */
-    _Atomic int32_t daemon_pid;   /* pid of the tidald that last opened it (0: exited) */
-    uint32_t nparts;              /* slots in use (informational) */
-    uint64_t created_ns;          /* CLOCK_REALTIME when the segment was created */
-    uint64_t instance;            /* random id of this segment (a --reset one differs) */
+    uint64_t magic;              /* TIDAL_SHM_MAGIC, written last at creation */
+    uint32_t version;            /* TIDAL_SHM_VERSION */
+    uint32_t header_size;        /* sizeof(tidal_shm_header) */
+    uint32_t part_size;          /* sizeof(tidal_shm_part) */
+    uint32_t max_parts;          /* TIDAL_SHM_MAX_PARTS */
+    _Atomic uint32_t seq;        /* seqlock: odd while tidald writes */
+    _Atomic uint32_t generation; /* bumped on every change (and on every tidald start) */
+    _Atomic int32_t daemon_pid;  /* pid of the tidald that last opened it (0: exited) */
+    uint32_t nparts;             /* slots in use (informational) */
+    uint64_t created_ns;         /* CLOCK_REALTIME when the segment was created */
+    uint64_t instance;           /* random id of this segment (a --reset one differs) */
     uint32_t reserved[2];
 } tidal_shm_header;
 

@@ -40,57 +40,56 @@ static void die(int code, const char *fmt, ...)
 
 static void help(void)
 {
-    printf(
-        "NAME\n"
-        "    tidalctl - control tidald's partitions (named SM sets shared by GPU processes)\n"
-        "\n"
-        "SYNOPSIS\n"
-        "    tidalctl [--socket PATH] [--json] [--timeout MS] COMMAND [ARGS]\n"
-        "    tidalctl --help | --version\n"
-        "\n"
-        "    tidalctl list                      partitions: name, SMs, SM count, generation\n"
-        "    tidalctl create NAME SMSET         new partition\n"
-        "    tidalctl set NAME SMSET            move a partition to other SMs (live)\n"
-        "    tidalctl destroy NAME              remove a partition\n"
-        "    tidalctl tenants [--stats]         processes connected to tidald (with --stats:\n"
-        "                                       their per-partition counters)\n"
-        "    tidalctl hist NAME                 blocks run per SM on NAME, summed over tenants\n"
-        "    tidalctl ping                      is tidald there?\n"
-        "\n"
-        "DESCRIPTION\n"
-        "    Partitions live in tidald and are seen by every process using libtidal (tenants);\n"
-        "    `set` reaches running kernels within microseconds. NAME is 1..31 characters of\n"
-        "    [A-Za-z0-9_.-]. SMSET is \"0-47,64,100-131\", \"all\" or \"none\" (quote it if it\n"
-        "    contains spaces); an empty SMSET is an error: no SMs is spelled \"none\".\n"
-        "    SM ids are checked against 256: tidald does not know the GPU's\n"
-        "    SM count; \"all\" means 0-255 and each tenant clips masks to its own device.\n"
-        "    `hist` and `tenants --stats` ask every tenant for its counters and wait at most\n"
-        "    tidald's --stats-timeout (300 ms); tenants that do not answer are listed as\n"
-        "    \"timeout\".\n"
-        "\n"
-        "OPTIONS\n"
-        "    --socket PATH   tidald's socket (default: see ENVIRONMENT)\n"
-        "    --json          JSON output for list, tenants and hist\n"
-        "    --timeout MS    how long to wait for tidald's answer (default 5000)\n"
-        "    --help          this text\n"
-        "    --version       show the version\n"
-        "\n"
-        "ENVIRONMENT\n"
-        "    TIDAL_SOCKET    the socket; else $XDG_RUNTIME_DIR/tidal/tidald.sock when\n"
-        "                    XDG_RUNTIME_DIR is set, else /tmp/tidal-UID/tidald.sock\n"
-        "\n"
-        "EXIT STATUS\n"
-        "    0   done\n"
-        "    1   tidald refused the request, or a bad NAME or SMSET (\"tidalctl: error: ...\")\n"
-        "    2   usage error\n"
-        "    69  tidald is unreachable or did not answer in time\n"
-        "\n"
-        "EXAMPLES\n"
-        "    tidalctl create ls 0-47\n"
-        "    tidalctl create be 48-131\n"
-        "    tidalctl set ls 0-65 && tidalctl set be 66-131\n"
-        "    tidalctl --json list\n"
-        "    tidalctl hist be\n");
+    printf("NAME\n"
+           "    tidalctl - control tidald's partitions (named SM sets shared by GPU processes)\n"
+           "\n"
+           "SYNOPSIS\n"
+           "    tidalctl [--socket PATH] [--json] [--timeout MS] COMMAND [ARGS]\n"
+           "    tidalctl --help | --version\n"
+           "\n"
+           "    tidalctl list                      partitions: name, SMs, SM count, generation\n"
+           "    tidalctl create NAME SMSET         new partition\n"
+           "    tidalctl set NAME SMSET            move a partition to other SMs (live)\n"
+           "    tidalctl destroy NAME              remove a partition\n"
+           "    tidalctl tenants [--stats]         processes connected to tidald (with --stats:\n"
+           "                                       their per-partition counters)\n"
+           "    tidalctl hist NAME                 blocks run per SM on NAME, summed over tenants\n"
+           "    tidalctl ping                      is tidald there?\n"
+           "\n"
+           "DESCRIPTION\n"
+           "    Partitions live in tidald and are seen by every process using libtidal (tenants);\n"
+           "    `set` reaches running kernels within microseconds. NAME is 1..31 characters of\n"
+           "    [A-Za-z0-9_.-]. SMSET is \"0-47,64,100-131\", \"all\" or \"none\" (quote it if it\n"
+           "    contains spaces); an empty SMSET is an error: no SMs is spelled \"none\".\n"
+           "    SM ids are checked against 256: tidald does not know the GPU's\n"
+           "    SM count; \"all\" means 0-255 and each tenant clips masks to its own device.\n"
+           "    `hist` and `tenants --stats` ask every tenant for its counters and wait at most\n"
+           "    tidald's --stats-timeout (300 ms); tenants that do not answer are listed as\n"
+           "    \"timeout\".\n"
+           "\n"
+           "OPTIONS\n"
+           "    --socket PATH   tidald's socket (default: see ENVIRONMENT)\n"
+           "    --json          JSON output for list, tenants and hist\n"
+           "    --timeout MS    how long to wait for tidald's answer (default 5000)\n"
+           "    --help          this text\n"
+           "    --version       show the version\n"
+           "\n"
+           "ENVIRONMENT\n"
+           "    TIDAL_SOCKET    the socket; else $XDG_RUNTIME_DIR/tidal/tidald.sock when\n"
+           "                    XDG_RUNTIME_DIR is set, else /tmp/tidal-UID/tidald.sock\n"
+           "\n"
+           "EXIT STATUS\n"
+           "    0   done\n"
+           "    1   tidald refused the request, or a bad NAME or SMSET (\"tidalctl: error: ...\")\n"
+           "    2   usage error\n"
+           "    69  tidald is unreachable or did not answer in time\n"
+           "\n"
+           "EXAMPLES\n"
+           "    tidalctl create ls 0-47\n"
+           "    tidalctl create be 48-131\n"
+           "    tidalctl set ls 0-65 && tidalctl set be 66-131\n"
+           "    tidalctl --json list\n"
+           "    tidalctl hist be\n");
 }
 
 /* ---- talking to tidald ------------------------------------------------------------------ */
@@ -197,8 +196,10 @@ static void print_since(int64_t epoch, char *buf, size_t n)
 static void cmd_list(const lines *l)
 {
     status_of(l);
-    if (g_json) printf("[");
-    else printf("%-31s %-24s %5s %10s\n", "NAME", "SMS", "COUNT", "GEN");
+    if (g_json)
+        printf("[");
+    else
+        printf("%-31s %-24s %5s %10s\n", "NAME", "SMS", "COUNT", "GEN");
     for (size_t i = 1; i < l->n; i++) {
         char name[64], sms[1100];
         unsigned count, gen;
@@ -239,8 +240,8 @@ static void cmd_tenants(const lines *l, int stats)
             print_since(since, sincebuf, sizeof sincebuf);
             if (g_json) {
                 if (open_obj) printf("%s}", stats ? "]" : "");
-                printf("%s\n  {\"id\": %llu, \"pid\": %lld, \"name\": \"%s\", \"since\": %lld, \"mps\": %s", first ? "" : ",",
-                       id, pid, name, since, mps ? "true" : "false");
+                printf("%s\n  {\"id\": %llu, \"pid\": %lld, \"name\": \"%s\", \"since\": %lld, \"mps\": %s",
+                       first ? "" : ",", id, pid, name, since, mps ? "true" : "false");
                 if (stats) printf(", \"stats\": \"%s\", \"partitions\": [", stbuf);
                 open_obj = 1;
                 first_part = 1;
@@ -253,8 +254,8 @@ static void cmd_tenants(const lines *l, int stats)
             unsigned long long v, b;
             if (sscanf(s, "stats %63s violations %llu blocks %llu", part, &v, &b) != 3) continue;
             if (g_json)
-                printf("%s{\"partition\": \"%s\", \"violations\": %llu, \"blocks\": %llu}", first_part ? "" : ", ", part,
-                       v, b);
+                printf("%s{\"partition\": \"%s\", \"violations\": %llu, \"blocks\": %llu}", first_part ? "" : ", ",
+                       part, v, b);
             else
                 printf("       partition %-20s blocks %-12llu violations %llu\n", part, b, v);
             first_part = 0;
@@ -295,8 +296,8 @@ static void cmd_hist(const lines *l, const char *name)
             long long pid;
             char tn[64], state[16];
             if (sscanf(l->v[i], "tenant %llu pid %lld name %63s %15s", &id, &pid, tn, state) != 4) continue;
-            printf("%s{\"id\": %llu, \"pid\": %lld, \"name\": \"%s\", \"state\": \"%s\"}", first ? "" : ", ", id, pid, tn,
-                   state);
+            printf("%s{\"id\": %llu, \"pid\": %lld, \"name\": \"%s\", \"state\": \"%s\"}", first ? "" : ", ", id, pid,
+                   tn, state);
             first = 0;
         }
         printf("],\n \"sm_blocks\": {");
@@ -315,7 +316,8 @@ static void cmd_hist(const lines *l, const char *name)
         unsigned long long id;
         long long pid;
         char tn[64], state[16];
-        if (sscanf(l->v[i], "tenant %llu pid %lld name %63s %15s", &id, &pid, tn, state) == 4 && strcmp(state, "answered"))
+        if (sscanf(l->v[i], "tenant %llu pid %lld name %63s %15s", &id, &pid, tn, state) == 4 &&
+            strcmp(state, "answered"))
             printf("  tenant %llu (pid %lld, %s): %s\n", id, pid, tn, state);
     }
     if (max == 0) {
@@ -337,9 +339,12 @@ int main(int argc, char **argv)
 {
     enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS, OPT_VERSION };
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, OPT_SOCKET}, {"json", no_argument, NULL, OPT_JSON},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT}, {"help", no_argument, NULL, OPT_HELP},
-        {"stats", no_argument, NULL, OPT_STATS},         {"version", no_argument, NULL, OPT_VERSION},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     char sock[TIDAL_SOCKET_PATH_MAX];
@@ -347,9 +352,15 @@ int main(int argc, char **argv)
     int timeout_ms = 5000, stats = 0, o;
     while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (o) {
-        case OPT_SOCKET: sock_opt = optarg; break;
-        case OPT_JSON: g_json = 1; break;
-        case OPT_STATS: stats = 1; break;
+        case OPT_SOCKET:
+            sock_opt = optarg;
+            break;
+        case OPT_JSON:
+            g_json = 1;
+            break;
+        case OPT_STATS:
+            stats = 1;
+            break;
         case OPT_TIMEOUT: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -358,9 +369,14 @@ int main(int argc, char **argv)
             break;
         }
         case 'h':
-        case OPT_HELP: help(); return 0;
-        case OPT_VERSION: printf("tidalctl (tidal) %s\n", TIDAL_VERSION); return 0;
-        default: die(EXIT_USAGE, "bad option");
+        case OPT_HELP:
+            help();
+            return 0;
+        case OPT_VERSION:
+            printf("tidalctl (tidal) %s\n", TIDAL_VERSION);
+            return 0;
+        default:
+            die(EXIT_USAGE, "bad option");
         }
     }
     if (optind >= argc) die(EXIT_USAGE, "no command (list, tenants, create, set, destroy, hist, ping)");
@@ -369,9 +385,12 @@ int main(int argc, char **argv)
     char **args = argv + optind;
     int nargs = 0;
     for (int i = optind; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) g_json = 1;
-        else if (!strcmp(argv[i], "--stats")) stats = 1;
-        else args[nargs++] = argv[i];
+        if (!strcmp(argv[i], "--json"))
+            g_json = 1;
+        else if (!strcmp(argv[i], "--stats"))
+            stats = 1;
+        else
+            args[nargs++] = argv[i];
     }
     if (sock_opt) {
         if (strlen(sock_opt) >= sizeof sock) die(EXIT_USAGE, "socket path too long");
@@ -382,12 +401,17 @@ int main(int argc, char **argv)
 
     char req[1400];
     static lines l; /* static: still reachable when die() exits */
-    int need = -1; /* argument count */
-    if (!strcmp(cmd, "list") || !strcmp(cmd, "ping")) need = 0;
-    else if (!strcmp(cmd, "tenants")) need = 0;
-    else if (!strcmp(cmd, "destroy") || !strcmp(cmd, "hist")) need = 1;
-    else if (!strcmp(cmd, "create") || !strcmp(cmd, "set")) need = 2;
-    else die(EXIT_USAGE, "unknown command '%s'", cmd);
+    int need = -1;  /* argument count */
+    if (!strcmp(cmd, "list") || !strcmp(cmd, "ping"))
+        need = 0;
+    else if (!strcmp(cmd, "tenants"))
+        need = 0;
+    else if (!strcmp(cmd, "destroy") || !strcmp(cmd, "hist"))
+        need = 1;
+    else if (!strcmp(cmd, "create") || !strcmp(cmd, "set"))
+        need = 2;
+    else
+        die(EXIT_USAGE, "unknown command '%s'", cmd);
     if (nargs != need) die(EXIT_USAGE, "'%s' takes %d argument%s", cmd, need, need == 1 ? "" : "s");
     if (stats && strcmp(cmd, "tenants")) die(EXIT_USAGE, "--stats is for 'tenants'");
     if (need >= 1 && !tidal_control_name_ok(args[0]))
@@ -416,9 +440,12 @@ int main(int argc, char **argv)
     }
     request(sock, req, timeout_ms, &l);
 
-    if (!strcmp(cmd, "list")) cmd_list(&l);
-    else if (!strcmp(cmd, "tenants")) cmd_tenants(&l, stats);
-    else if (!strcmp(cmd, "hist")) cmd_hist(&l, args[0]);
+    if (!strcmp(cmd, "list"))
+        cmd_list(&l);
+    else if (!strcmp(cmd, "tenants"))
+        cmd_tenants(&l, stats);
+    else if (!strcmp(cmd, "hist"))
+        cmd_hist(&l, args[0]);
     else if (!strcmp(cmd, "ping")) {
         const char *st = status_of(&l);
         unsigned pid, gen;

@@ -96,8 +96,7 @@ static void accept_conns(void)
         int fd = accept4(D.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED)
-                logmsg("accept: %s", strerror(errno));
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED) logmsg("accept: %s", strerror(errno));
             return;
         }
         if (!conn_new(fd)) {
@@ -113,11 +112,16 @@ int main(int argc, char **argv)
 {
     enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN, OPT_VERSION };
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, OPT_SOCKET}, {"shm", required_argument, NULL, OPT_SHM},
-        {"group", required_argument, NULL, OPT_GROUP},   {"reset", no_argument, NULL, OPT_RESET},
-        {"foreground", no_argument, NULL, OPT_FG},       {"help", no_argument, NULL, OPT_HELP},
-        {"stats-timeout", required_argument, NULL, OPT_STATS}, {"spin", no_argument, NULL, OPT_SPIN},
-        {"version", no_argument, NULL, OPT_VERSION},           {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"shm", required_argument, NULL, OPT_SHM},
+        {"group", required_argument, NULL, OPT_GROUP},
+        {"reset", no_argument, NULL, OPT_RESET},
+        {"foreground", no_argument, NULL, OPT_FG},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"stats-timeout", required_argument, NULL, OPT_STATS},
+        {"spin", no_argument, NULL, OPT_SPIN},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
     };
     const char *sock = NULL, *shm = NULL;
     D.stats_ms = TIDAL_PROTO_STATS_MS;
@@ -125,12 +129,23 @@ int main(int argc, char **argv)
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
-        case OPT_SOCKET: sock = optarg; break;
-        case OPT_SHM: shm = optarg; break;
-        case OPT_GROUP: D.group = optarg; break;
-        case OPT_RESET: D.reset = 1; break;
-        case OPT_SPIN: D.spin = 1; break;
-        case OPT_FG: break;
+        case OPT_SOCKET:
+            sock = optarg;
+            break;
+        case OPT_SHM:
+            shm = optarg;
+            break;
+        case OPT_GROUP:
+            D.group = optarg;
+            break;
+        case OPT_RESET:
+            D.reset = 1;
+            break;
+        case OPT_SPIN:
+            D.spin = 1;
+            break;
+        case OPT_FG:
+            break;
         case OPT_STATS: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -142,12 +157,16 @@ int main(int argc, char **argv)
             break;
         }
         case 'h':
-        case OPT_HELP: help(); return 0;
+        case OPT_HELP:
+            help();
+            return 0;
         case OPT_VERSION:
             printf("tidald (tidal) %s\nshared-memory layout version %u, at most %u partitions\n", TIDAL_VERSION,
                    (unsigned)TIDAL_SHM_VERSION, (unsigned)TIDAL_SHM_MAX_PARTS);
             return 0;
-        default: usage_short(stderr); return 2;
+        default:
+            usage_short(stderr);
+            return 2;
         }
     }
     if (optind < argc) {

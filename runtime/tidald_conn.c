@@ -53,10 +53,7 @@ void outf(conn *c, const char *fmt, ...)
     out_append(c, buf, (size_t)n);
 }
 
-void reply_error(conn *c, const char *msg)
-{
-    outf(c, "error: %s\nend\n", msg);
-}
+void reply_error(conn *c, const char *msg) { outf(c, "error: %s\nend\n", msg); }
 
 /* ---- requests --------------------------------------------------------------------------- */
 
@@ -83,10 +80,16 @@ static void handle_line(conn *c, const char *line)
     case TIDAL_REQ_PING:
         outf(c, "ok pong pid %d gen %" PRIu32 "\nend\n", (int)getpid(), tidal_shm_generation(D.shm));
         break;
-    case TIDAL_REQ_LIST: do_list(c); break;
+    case TIDAL_REQ_LIST:
+        do_list(c);
+        break;
     case TIDAL_REQ_CREATE:
-    case TIDAL_REQ_SET: do_create_set(c, &r); break;
-    case TIDAL_REQ_DESTROY: do_destroy(c, &r); break;
+    case TIDAL_REQ_SET:
+        do_create_set(c, &r);
+        break;
+    case TIDAL_REQ_DESTROY:
+        do_destroy(c, &r);
+        break;
     case TIDAL_REQ_TENANTS:
         if (r.with_stats)
             start_collection(c, &r);
@@ -108,12 +111,15 @@ static void handle_line(conn *c, const char *line)
         logmsg("tenant %" PRIu64 " connected: pid %" PRId64 " name %s%s", c->id, c->pid, c->name,
                c->mps ? " (MPS client)" : "");
         if (c->mps) logmsg("tenant %" PRIu64 " is an MPS client: its %%smid ids are compacted per client", c->id);
-        outf(c, "ok tenant %" PRIu64 " shm %s gen %" PRIu32 "\nend\n", c->id, D.shm_name,
-             tidal_shm_generation(D.shm));
+        outf(c, "ok tenant %" PRIu64 " shm %s gen %" PRIu32 "\nend\n", c->id, D.shm_name, tidal_shm_generation(D.shm));
         break;
     case TIDAL_REQ_STATS:
-    case TIDAL_REQ_STATS_END: reply_error(c, "stats lines are for tenant connections (send 'tenant PID NAME' first)"); break;
-    default: reply_error(c, "internal: unhandled request"); break;
+    case TIDAL_REQ_STATS_END:
+        reply_error(c, "stats lines are for tenant connections (send 'tenant PID NAME' first)");
+        break;
+    default:
+        reply_error(c, "internal: unhandled request");
+        break;
     }
 }
 

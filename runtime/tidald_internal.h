@@ -11,7 +11,7 @@
 #include "tidal_shm.h"
 
 #define MAX_CONNS 1024
-#define OUT_CAP_CLIENT (4u << 20)  /* a client that does not read its answers is dropped */
+#define OUT_CAP_CLIENT (4u << 20) /* a client that does not read its answers is dropped */
 #define OUT_CAP_TENANT (256u << 10)
 #define MAX_TENANT_PARTS 64
 
@@ -23,9 +23,9 @@ typedef struct conn {
     tidal_linebuf in;
     char *out;
     size_t outlen, outcap;
-    int eof;      /* peer closed its side: answer what is buffered, then close */
-    int dead;     /* close at the end of this round */
-    int waiting;  /* an answer is being collected (hist / tenants stats): input paused */
+    int eof;     /* peer closed its side: answer what is buffered, then close */
+    int dead;    /* close at the end of this round */
+    int waiting; /* an answer is being collected (hist / tenants stats): input paused */
     int tenant;
     int64_t pid;
     int mps;
@@ -78,8 +78,8 @@ struct tidald_state {
     int listen_fd;
     dev_t sock_dev;
     ino_t sock_ino;
-    int sock_bound;  /* the socket file at socket_path is ours */
-    int made_dir;    /* this tidald made the socket's directory */
+    int sock_bound; /* the socket file at socket_path is ours */
+    int made_dir;   /* this tidald made the socket's directory */
 
     conn *conns[MAX_CONNS];
     unsigned nconns;
@@ -114,8 +114,8 @@ int part_exists(const char *name);
 void do_create_set(conn *c, const tidal_req *r);
 void do_destroy(conn *c, const tidal_req *r);
 void do_list(conn *c);
-void print_tenant(conn *c, const char *prefix, int64_t pid, const char *name, int64_t since, int mps,
-                  uint64_t id, const char *suffix);
+void print_tenant(conn *c, const char *prefix, int64_t pid, const char *name, int64_t since, int mps, uint64_t id,
+                  const char *suffix);
 void do_tenants_plain(conn *c);
 
 /* tidald_stats.c: stats collection from tenants (hist, tenants --stats) */

@@ -121,8 +121,8 @@ void do_list(conn *c)
     out_append(c, "end\n", 4);
 }
 
-void print_tenant(conn *c, const char *prefix, int64_t pid, const char *name, int64_t since, int mps,
-                  uint64_t id, const char *suffix)
+void print_tenant(conn *c, const char *prefix, int64_t pid, const char *name, int64_t since, int mps, uint64_t id,
+                  const char *suffix)
 {
     outf(c, "%s %" PRIu64 " pid %" PRId64 " name %s since %" PRId64 " mps %d%s\n", prefix, id, pid, name, since, mps,
          suffix);

@@ -131,8 +131,7 @@ int open_shm(void)
         return fail_shm(fd, created);
     } else {
         unsigned n = shm_resume(s);
-        logmsg("resumed shared memory %s: %u partitions, generation %" PRIu32, D.shm_name, n,
-               tidal_shm_generation(s));
+        logmsg("resumed shared memory %s: %u partitions, generation %" PRIu32, D.shm_name, n, tidal_shm_generation(s));
     }
     if (fchmod(fd, 0660) != 0) logmsg("fchmod %s: %s", D.shm_name, strerror(errno));
     if (D.have_gid && fchown(fd, (uid_t)-1, D.gid) != 0)

@@ -29,8 +29,8 @@ static void finish_collection(collection *k)
             outf(c, "ok hist %s tenants %u answered %u violations %" PRIu64 "\n", k->name, k->ntenants, answered,
                  k->violations);
             for (unsigned i = 0; i < k->ntenants; i++)
-                outf(c, "tenant %" PRIu64 " pid %" PRId64 " name %s %s\n", k->t[i].conn_id, k->t[i].pid,
-                     k->t[i].name, state_name(k->t[i].state));
+                outf(c, "tenant %" PRIu64 " pid %" PRId64 " name %s %s\n", k->t[i].conn_id, k->t[i].pid, k->t[i].name,
+                     state_name(k->t[i].state));
             for (unsigned s = 0; s < 256; s++)
                 if (k->sm[s]) outf(c, "sm %u %" PRIu64 "\n", s, k->sm[s]);
         } else {

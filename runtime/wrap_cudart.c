@@ -40,16 +40,22 @@ static int launch_via_tidal(CUfunction f, int kernel, dim3 g, dim3 b, void **arg
                           .kernel = kernel};
     if (cfg) {
         /* cudaLaunchAttribute and CUlaunchAttribute share ids and layout */
-        c = (CUlaunchConfig){.gridDimX = g.x, .gridDimY = g.y, .gridDimZ = g.z,
-                             .blockDimX = b.x, .blockDimY = b.y, .blockDimZ = b.z,
-                             .sharedMemBytes = (unsigned)smem, .hStream = (CUstream)s,
-                             .attrs = (CUlaunchAttribute *)cfg->attrs, .numAttrs = cfg->numAttrs};
+        c = (CUlaunchConfig){.gridDimX = g.x,
+                             .gridDimY = g.y,
+                             .gridDimZ = g.z,
+                             .blockDimX = b.x,
+                             .blockDimY = b.y,
+                             .blockDimZ = b.z,
+                             .sharedMemBytes = (unsigned)smem,
+                             .hStream = (CUstream)s,
+                             .attrs = (CUlaunchAttribute *)cfg->attrs,
+                             .numAttrs = cfg->numAttrs};
         q.ex = &c;
     }
     int handled = 0;
     CUresult r = tidal__launch_or_decline(&q, &handled);
     if (!handled) return 0;
-    *err = (cudaError_t)r;   /* the launch error codes coincide (cudaErrorInvalidValue = 1, ...) */
+    *err = (cudaError_t)r; /* the launch error codes coincide (cudaErrorInvalidValue = 1, ...) */
     return 1;
 }
 
@@ -60,7 +66,7 @@ static int try_launch(const void *func, dim3 g, dim3 b, void **args, size_t smem
     cudaFunction_t cf;
     /* also initializes the runtime, so its primary context is current for libtidal */
     if (cudaGetFuncBySymbol(&cf, func) != cudaSuccess) {
-        cudaGetLastError();   /* not a kernel we can name: the real launch reports it */
+        cudaGetLastError(); /* not a kernel we can name: the real launch reports it */
         return 0;
     }
     return launch_via_tidal((CUfunction)cf, 0, g, b, args, smem, s, ptsz, cfg, err);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include "probe_check.h"
 
-
 enum { LAUNCHES = 200, ROUNDS = 11, N = 1 << 18, MAXM = 8 };
 
 static int cmp(const void *a, const void *b)

@@ -8,26 +8,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x)                                                                       \
-    do {                                                                            \
-        CUresult r_ = (x);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                   \
-            const char *s_ = "?";                                                   \
-            cuGetErrorName(r_, &s_);                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);         \
-            exit(1);                                                                \
-        }                                                                           \
+#define CK(x)                                                               \
+    do {                                                                    \
+        CUresult r_ = (x);                                                  \
+        if (r_ != CUDA_SUCCESS) {                                           \
+            const char *s_ = "?";                                           \
+            cuGetErrorName(r_, &s_);                                        \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
+            exit(1);                                                        \
+        }                                                                   \
     } while (0)
 
 #ifdef CUDART_VERSION
-#define RK(x)                                                                       \
-    do {                                                                            \
-        cudaError_t e_ = (x);                                                       \
-        if (e_ != cudaSuccess) {                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,              \
-                    cudaGetErrorString(e_));                                        \
-            exit(1);                                                                \
-        }                                                                           \
+#define RK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+            exit(1);                                                                            \
+        }                                                                                       \
     } while (0)
 #endif
 #endif

@@ -11,7 +11,8 @@
 
 /* Replaces every global of `clone` (a LLVMCloneModule of `orig`, same order)
  * with the original one, so blocks moved over refer to the original module. */
-void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig) {
+void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig)
+{
     for (LLVMValueRef a = LLVMGetFirstGlobal(clone), b = LLVMGetFirstGlobal(orig); a && b;
          a = LLVMGetNextGlobal(a), b = LLVMGetNextGlobal(b))
         LLVMReplaceAllUsesWith(a, b);
@@ -26,7 +27,8 @@ void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig) {
         LLVMReplaceAllUsesWith(a, b);
 }
 
-LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx) {
+LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx)
+{
     LLVMValueRef f = LLVMGetFirstFunction(m);
     for (unsigned i = 0; f && i < idx; i++) f = LLVMGetNextFunction(f);
     return f;
@@ -34,7 +36,8 @@ LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx) {
 
 /* Moves all blocks of `from` to the end of `to`; `from`'s first n arguments
  * become `to`'s. Returns the first moved block. */
-LLVMBasicBlockRef tl_move_body(LLVMValueRef from, LLVMValueRef to, unsigned nparams) {
+LLVMBasicBlockRef tl_move_body(LLVMValueRef from, LLVMValueRef to, unsigned nparams)
+{
     for (unsigned i = 0; i < nparams; i++) LLVMReplaceAllUsesWith(LLVMGetParam(from, i), LLVMGetParam(to, i));
     LLVMBasicBlockRef first = LLVMGetFirstBasicBlock(from);
     LLVMBasicBlockRef b;
@@ -47,16 +50,18 @@ LLVMBasicBlockRef tl_move_body(LLVMValueRef from, LLVMValueRef to, unsigned npar
 
 /* Function attributes that the protocol makes false (it loops, synchronises
  * and touches memory outside the arguments). */
-void tl_drop_wrong_attrs(LLVMValueRef f) {
-    static const char *const kinds[] = {"memory", "nosync", "willreturn", "mustprogress", "readnone",
-                                        "readonly", "writeonly", "argmemonly", "nofree", NULL};
+void tl_drop_wrong_attrs(LLVMValueRef f)
+{
+    static const char *const kinds[] = {"memory",   "nosync",    "willreturn", "mustprogress", "readnone",
+                                        "readonly", "writeonly", "argmemonly", "nofree",       NULL};
     for (int i = 0; kinds[i]; i++) {
         unsigned k = LLVMGetEnumAttributeKindForName(kinds[i], strlen(kinds[i]));
         if (k) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, k);
     }
 }
 
-static void copy_attrs(LLVMValueRef from, LLVMValueRef to, LLVMAttributeIndex idx) {
+static void copy_attrs(LLVMValueRef from, LLVMValueRef to, LLVMAttributeIndex idx)
+{
     unsigned n = LLVMGetAttributeCountAtIndex(from, idx);
     if (!n) return;
     LLVMAttributeRef *a = calloc(n, sizeof *a);
@@ -66,7 +71,8 @@ static void copy_attrs(LLVMValueRef from, LLVMValueRef to, LLVMAttributeIndex id
     free(a);
 }
 
-char *tl_suffixed_name(LLVMValueRef k, const char *suffix) {
+char *tl_suffixed_name(LLVMValueRef k, const char *suffix)
+{
     size_t nl, sl = strlen(suffix);
     const char *kn = LLVMGetValueName2(k, &nl);
     char *name = malloc(nl + sl + 1);
@@ -77,7 +83,8 @@ char *tl_suffixed_name(LLVMValueRef k, const char *suffix) {
 }
 
 /* K__tidal_reshaped: K's type plus a trailing `ptr byval(tidal_launch) align 8`. */
-LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty) {
+LLVMValueRef tl_make_clone_decl(irb *x, LLVMValueRef k, LLVMTypeRef launch_ty)
+{
     LLVMTypeRef fty = LLVMGlobalGetValueType(k);
     unsigned np = LLVMCountParamTypes(fty);
     LLVMTypeRef *pt = calloc(np + 1, sizeof *pt);

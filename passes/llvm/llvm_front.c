@@ -16,7 +16,8 @@
 
 /* ------------------------------------------------------------ small helpers */
 
-void tl_fmt(char *buf, size_t n, const char *fmt, ...) {
+void tl_fmt(char *buf, size_t n, const char *fmt, ...)
+{
     if (!n) return;
     va_list ap;
     va_start(ap, fmt);
@@ -24,7 +25,8 @@ void tl_fmt(char *buf, size_t n, const char *fmt, ...) {
     va_end(ap);
 }
 
-const char *tl_keep(tidal_llvm_module *m, char *s) {
+const char *tl_keep(tidal_llvm_module *m, char *s)
+{
     if (!s) tl_oom();
     if (m->npool == m->cpool) {
         unsigned nc = m->cpool ? 2 * m->cpool : 16;
@@ -37,7 +39,8 @@ const char *tl_keep(tidal_llvm_module *m, char *s) {
     return s;
 }
 
-const char *tl_keepf(tidal_llvm_module *m, const char *fmt, ...) {
+const char *tl_keepf(tidal_llvm_module *m, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
     char *s = NULL;
@@ -46,7 +49,8 @@ const char *tl_keepf(tidal_llvm_module *m, const char *fmt, ...) {
     return tl_keep(m, s);
 }
 
-int vasprintf_portable(char **out, const char *fmt, va_list ap) {
+int vasprintf_portable(char **out, const char *fmt, va_list ap)
+{
     va_list aq;
     va_copy(aq, ap);
     int n = vsnprintf(NULL, 0, fmt, aq);
@@ -59,19 +63,22 @@ int vasprintf_portable(char **out, const char *fmt, va_list ap) {
 
 void tl_oom(void) { ptx_ice("out of memory"); }
 
-const char *tl_value_name(LLVMValueRef v) {
+const char *tl_value_name(LLVMValueRef v)
+{
     size_t n;
     return LLVMGetValueName2(v, &n);
 }
 
-bool tl_name_is(LLVMValueRef v, const char *s) {
+bool tl_name_is(LLVMValueRef v, const char *s)
+{
     size_t n;
     const char *p = LLVMGetValueName2(v, &n);
     return n == strlen(s) && !memcmp(p, s, n);
 }
 
 /* A string attribute of a function, or NULL; *len set. */
-const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len) {
+const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len)
+{
     LLVMAttributeRef a = LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, key, (unsigned)strlen(key));
     if (!a) return NULL;
     return LLVMGetStringAttributeValue(a, len);
@@ -79,7 +86,8 @@ const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len) {
 
 /* ------------------------------------------------------------ detection */
 
-bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len) {
+bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len)
+{
     const unsigned char *u = (const unsigned char *)buf;
     if (len >= 4 && u[0] == 'B' && u[1] == 'C' && u[2] == 0xC0 && u[3] == 0xDE) return true;
     if (len >= 4 && u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B) return true; /* wrapper */
@@ -90,13 +98,15 @@ bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len) {
 
 /* ------------------------------------------------------------ parse */
 
-static void fatal_handler(const char *reason) {
+static void fatal_handler(const char *reason)
+{
     fprintf(stderr, "tidal-opt: error: LLVM: %s\n", reason);
     fflush(stderr);
     _exit(1);
 }
 
-static void init_llvm(void) {
+static void init_llvm(void)
+{
     static bool done;
     if (done) return;
     done = true;
@@ -109,7 +119,8 @@ static void init_llvm(void) {
 
 /* LLVM's diagnostic: "name:line:col: error: msg\n<source line>\n<caret>" for
  * text; bitcode errors have no position. Print it as file:line:col: error:. */
-static void print_llvm_diag(const char *name, const char *msg, FILE *err) {
+static void print_llvm_diag(const char *name, const char *msg, FILE *err)
+{
     size_t nl = strlen(name);
     if (!strncmp(msg, name, nl) && msg[nl] == ':' && msg[nl + 1] >= '0' && msg[nl + 1] <= '9') {
         fputs(msg, err);
@@ -129,7 +140,8 @@ static bool is_kernel_cc(LLVMValueRef f) { return LLVMGetFunctionCallConv(f) == 
 /* Kernels: the ptx_kernel calling convention (CC 71), or !nvvm.annotations
  * !{ptr @f, !"kernel", i32 1} (LLVM 22 upgrades those to CC 71 when it reads
  * the module; both are checked). */
-static void find_kernels(tidal_llvm_module *m) {
+static void find_kernels(tidal_llvm_module *m)
+{
     unsigned nf = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(m->mod); f; f = LLVMGetNextFunction(f)) nf++;
     m->kernels = calloc(nf + 1, sizeof *m->kernels);
@@ -167,7 +179,8 @@ static void find_kernels(tidal_llvm_module *m) {
     free(annotated);
 }
 
-tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, FILE *err) {
+tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, FILE *err)
+{
     init_llvm();
     tidal_llvm_module *m = calloc(1, sizeof *m);
     if (!m) tl_oom();
@@ -195,8 +208,10 @@ tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t le
     const char *triple = LLVMGetTarget(m->mod);
     tl = strlen(triple);
     if (tl && strncmp(triple, "nvptx", 5)) {
-        fprintf(err, "%s:1:1: error: not an NVPTX module (target triple '%s'); tidal reads NVVM IR "
-                     "(nvptx64-nvidia-cuda)\n", name, triple);
+        fprintf(err,
+                "%s:1:1: error: not an NVPTX module (target triple '%s'); tidal reads NVVM IR "
+                "(nvptx64-nvidia-cuda)\n",
+                name, triple);
         tidal_llvm_free(m);
         return NULL;
     }
@@ -210,7 +225,8 @@ tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t le
     return m;
 }
 
-void tidal_llvm_free(tidal_llvm_module *m) {
+void tidal_llvm_free(tidal_llvm_module *m)
+{
     if (!m) return;
     if (m->mod) LLVMDisposeModule(m->mod);
     if (m->ctx) LLVMContextDispose(m->ctx);
@@ -224,11 +240,13 @@ void tidal_llvm_free(tidal_llvm_module *m) {
 }
 
 unsigned tidal_llvm_kernel_count(const tidal_llvm_module *m) { return m->nkernels; }
-const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i) {
+const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i)
+{
     return i < m->nkernels ? tl_value_name(m->kernels[i]) : NULL;
 }
 
-int tidal_llvm_verify(tidal_llvm_module *m, FILE *err) {
+int tidal_llvm_verify(tidal_llvm_module *m, FILE *err)
+{
     char *msg = NULL;
     if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
         fprintf(err, "%s:1:1: error: invalid LLVM IR: %s", m->name, msg ? msg : "(no message)\n");
@@ -243,7 +261,8 @@ int tidal_llvm_verify(tidal_llvm_module *m, FILE *err) {
 /* ------------------------------------------------------------ NVPTX lowering */
 
 /* The first "target-cpu" of a function with a body, or NULL. */
-static char *module_cpu(LLVMModuleRef mod) {
+static char *module_cpu(LLVMModuleRef mod)
+{
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
         unsigned n = 0;
         const char *v = tl_fn_string_attr(f, "target-cpu", &n);
@@ -254,7 +273,8 @@ static char *module_cpu(LLVMModuleRef mod) {
 
 /* "+ptxNN" from a function's "target-features", or "+ptx90" (the PTX ISA of
  * CUDA 13 and Triton 3.6). The SM comes from the CPU alone. */
-static char *module_ptx_feature(LLVMModuleRef mod) {
+static char *module_ptx_feature(LLVMModuleRef mod)
+{
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
         unsigned n = 0;
         const char *v = tl_fn_string_attr(f, "target-features", &n);
@@ -268,7 +288,8 @@ static char *module_ptx_feature(LLVMModuleRef mod) {
     return strdup("+ptx90");
 }
 
-LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen) {
+LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen)
+{
     init_llvm();
     const char *triple = LLVMGetTarget(m->mod);
     LLVMTargetRef t = NULL;
@@ -289,8 +310,8 @@ LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, c
         free(feat);
         return NULL;
     }
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelDefault,
-                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm =
+        LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelDefault, LLVMRelocDefault, LLVMCodeModelDefault);
     free(cpu);
     free(feat);
     if (!tm) tl_fmt(err, errlen, "cannot create an NVPTX target machine for '%s'", triple);
@@ -298,7 +319,8 @@ LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, c
 }
 
 /* Emits PTX for mod (which code generation changes: pass a copy). */
-char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen) {
+char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen)
+{
     /* One CPU for the whole module: the function attributes would override
      * the target machine's (and the .target line comes from the latter). */
     for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
@@ -328,7 +350,8 @@ char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char 
     return text;
 }
 
-char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, char *err, size_t errlen) {
+char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, char *err, size_t errlen)
+{
     LLVMTargetMachineRef tm = tl_target_machine(m, arch, err, errlen);
     if (!tm) return NULL;
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
@@ -341,7 +364,8 @@ char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, cha
 /* ------------------------------------------------------------ --stats */
 
 /* The special register an intrinsic reads ("llvm.nvvm.read.ptx.sreg.ctaid.x"). */
-static ptx_sreg intrinsic_sreg(const char *name, size_t n) {
+static ptx_sreg intrinsic_sreg(const char *name, size_t n)
+{
     static const char pre[] = "llvm.nvvm.read.ptx.sreg.";
     size_t pl = sizeof pre - 1;
     if (n <= pl || memcmp(name, pre, pl)) return PTX_SREG_NONE;
@@ -356,7 +380,8 @@ static ptx_sreg intrinsic_sreg(const char *name, size_t n) {
     return r;
 }
 
-tl_callee_kind tl_classify_callee(LLVMValueRef callee, ptx_sreg *sreg) {
+tl_callee_kind tl_classify_callee(LLVMValueRef callee, ptx_sreg *sreg)
+{
     if (sreg) *sreg = PTX_SREG_NONE;
     if (!callee) return TL_CALL_INDIRECT;
     if (LLVMIsAInlineAsm(callee)) return TL_CALL_ASM;
@@ -376,12 +401,14 @@ tl_callee_kind tl_classify_callee(LLVMValueRef callee, ptx_sreg *sreg) {
     return TL_CALL_INTRINSIC;
 }
 
-LLVMValueRef tl_call_callee(LLVMValueRef call) {
+LLVMValueRef tl_call_callee(LLVMValueRef call)
+{
     LLVMValueRef c = LLVMGetCalledValue(call);
     return c;
 }
 
-void tidal_llvm_stats(tidal_llvm_module *m, FILE *out) {
+void tidal_llvm_stats(tidal_llvm_module *m, FILE *out)
+{
     unsigned nf = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(m->mod); f; f = LLVMGetNextFunction(f)) nf += !LLVMIsDeclaration(f);
     fprintf(out, "module %s: LLVM IR, triple %s, %u functions, %u kernels\n", m->name, LLVMGetTarget(m->mod), nf,
@@ -398,12 +425,21 @@ void tidal_llvm_stats(tidal_llvm_module *m, FILE *out) {
                 if (!LLVMIsACallInst(i)) continue;
                 ptx_sreg r;
                 switch (tl_classify_callee(tl_call_callee(i), &r)) {
-                case TL_CALL_SREG: sregs[r]++; break;
-                case TL_CALL_BARRIER: nbar++; break;
-                case TL_CALL_CLUSTER_BARRIER: ncbar++; break;
+                case TL_CALL_SREG:
+                    sregs[r]++;
+                    break;
+                case TL_CALL_BARRIER:
+                    nbar++;
+                    break;
+                case TL_CALL_CLUSTER_BARRIER:
+                    ncbar++;
+                    break;
                 case TL_CALL_FUNCTION:
-                case TL_CALL_INDIRECT: ncalls++; break;
-                default: break;
+                case TL_CALL_INDIRECT:
+                    ncalls++;
+                    break;
+                default:
+                    break;
                 }
             }
         }
@@ -423,7 +459,8 @@ void tidal_llvm_stats(tidal_llvm_module *m, FILE *out) {
 
 /* ------------------------------------------------------------ output */
 
-int tidal_llvm_write(tidal_llvm_module *m, const char *path, bool bitcode) {
+int tidal_llvm_write(tidal_llvm_module *m, const char *path, bool bitcode)
+{
     FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
     if (!f) return -1;
     int werr = 0;

@@ -28,7 +28,7 @@ struct tidal_llvm_module {
 };
 
 typedef enum tl_callee_kind {
-    TL_CALL_FUNCTION,        /* a defined or declared non-intrinsic function */
+    TL_CALL_FUNCTION, /* a defined or declared non-intrinsic function */
     TL_CALL_INDIRECT,
     TL_CALL_ASM,
     TL_CALL_SREG,            /* llvm.nvvm.read.ptx.sreg.* */

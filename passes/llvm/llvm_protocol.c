@@ -25,7 +25,8 @@ LLVMValueRef tl_c64(irb *x, unsigned long long v) { return LLVMConstInt(x->i64, 
 static LLVMBasicBlockRef blk(irb *x, const char *name) { return LLVMAppendBasicBlockInContext(x->c, x->f, name); }
 static void at(irb *x, LLVMBasicBlockRef b) { LLVMPositionBuilderAtEnd(x->b, b); }
 
-static LLVMValueRef intr(irb *x, const char *name, LLVMValueRef *args, unsigned nargs) {
+static LLVMValueRef intr(irb *x, const char *name, LLVMValueRef *args, unsigned nargs)
+{
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (!id) ptx_ice("no intrinsic %s in this LLVM", name);
     LLVMValueRef decl = LLVMGetIntrinsicDeclaration(x->m, id, NULL, 0);
@@ -33,14 +34,16 @@ static LLVMValueRef intr(irb *x, const char *name, LLVMValueRef *args, unsigned 
     return LLVMBuildCall2(x->b, fty, decl, args, nargs, "");
 }
 
-static LLVMValueRef sreg(irb *x, const char *which) {
+static LLVMValueRef sreg(irb *x, const char *which)
+{
     char name[64];
     snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", which);
     return intr(x, name, NULL, 0);
 }
 
 /* barrier.sync id (not .aligned: threads of a warp may arrive from different places) */
-static void barrier(irb *x, unsigned id) {
+static void barrier(irb *x, unsigned id)
+{
     LLVMValueRef a = tl_c32(x, id);
     intr(x, "llvm.nvvm.barrier.cta.sync.all", &a, 1);
 }
@@ -49,7 +52,8 @@ static void barrier(irb *x, unsigned id) {
  * an internal noinline function per barrier id, i1 (i1 waiting) -> any thread waiting, so
  * that every lane of a warp reaches the same barrier instruction (inline, ptxas
  * tail-duplicates it per path). */
-static LLVMValueRef funnel_barrier(irb *x, unsigned id, LLVMValueRef waiting) {
+static LLVMValueRef funnel_barrier(irb *x, unsigned id, LLVMValueRef waiting)
+{
     char name[48];
     snprintf(name, sizeof name, TIDAL_FUNNEL_FUNC "%u", id);
     LLVMTypeRef fty = LLVMFunctionType(x->i1, &x->i1, 1, 0);
@@ -73,20 +77,24 @@ static LLVMValueRef funnel_barrier(irb *x, unsigned id, LLVMValueRef waiting) {
     return LLVMBuildCall2(x->b, fty, fn, &waiting, 1, "");
 }
 
-static LLVMValueRef load(irb *x, LLVMTypeRef t, LLVMValueRef p, const char *name) {
+static LLVMValueRef load(irb *x, LLVMTypeRef t, LLVMValueRef p, const char *name)
+{
     LLVMValueRef l = LLVMBuildLoad2(x->b, t, p, name);
     LLVMSetAlignment(l, t == x->i64 ? 8 : t == x->i32 ? 4 : 1);
     return l;
 }
 
-static LLVMValueRef icmp(irb *x, LLVMIntPredicate p, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef icmp(irb *x, LLVMIntPredicate p, LLVMValueRef a, LLVMValueRef b)
+{
     return LLVMBuildICmp(x->b, p, a, b, "");
 }
 
-static LLVMValueRef umin(irb *x, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef umin(irb *x, LLVMValueRef a, LLVMValueRef b)
+{
     return LLVMBuildSelect(x->b, icmp(x, LLVMIntULT, a, b), a, b, "");
 }
-static LLVMValueRef umax(irb *x, LLVMValueRef a, LLVMValueRef b) {
+static LLVMValueRef umax(irb *x, LLVMValueRef a, LLVMValueRef b)
+{
     return LLVMBuildSelect(x->b, icmp(x, LLVMIntUGT, a, b), a, b, "");
 }
 
@@ -94,7 +102,8 @@ static LLVMValueRef zext64(irb *x, LLVMValueRef v) { return LLVMBuildZExt(x->b, 
 
 /* (u64)a * b * c, instructions in source order: the grid's size before it is known to
  * fit 32 bits */
-static LLVMValueRef wide_product(irb *x, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+static LLVMValueRef wide_product(irb *x, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
     LLVMValueRef za = zext64(x, a);
     LLVMValueRef zb = zext64(x, b);
     LLVMValueRef p = LLVMBuildMul(x->b, za, zb, "");
@@ -103,13 +112,15 @@ static LLVMValueRef wide_product(irb *x, LLVMValueRef a, LLVMValueRef b, LLVMVal
 }
 
 /* A field of the clone's tidal_launch parameter (byval: loads become ld.param). */
-static LLVMValueRef launch_field(irb *x, LLVMValueRef launch, unsigned off, LLVMTypeRef t, const char *name) {
+static LLVMValueRef launch_field(irb *x, LLVMValueRef launch, unsigned off, LLVMTypeRef t, const char *name)
+{
     LLVMValueRef o = tl_c64(x, off);
     return load(x, t, off ? LLVMBuildGEP2(x->b, x->i8, launch, &o, 1, "") : launch, name);
 }
 
 /* Moves instruction i, keeping its name, to the builder's position. */
-static void move_named(irb *x, LLVMValueRef i) {
+static void move_named(irb *x, LLVMValueRef i)
+{
     size_t n;
     const char *nm = LLVMGetValueName2(i, &n);
     char *name = strndup(nm, n);
@@ -120,7 +131,8 @@ static void move_named(irb *x, LLVMValueRef i) {
 }
 
 /* Static allocas of block b go to the (new) entry block. */
-static void hoist_allocas(irb *x, LLVMBasicBlockRef b, LLVMBasicBlockRef entry) {
+static void hoist_allocas(irb *x, LLVMBasicBlockRef b, LLVMBasicBlockRef entry)
+{
     LLVMValueRef i = LLVMGetFirstInstruction(b);
     while (i) {
         LLVMValueRef next = LLVMGetNextInstruction(i);
@@ -136,7 +148,8 @@ static void hoist_allocas(irb *x, LLVMBasicBlockRef b, LLVMBasicBlockRef entry) 
 
 /* A full CTA barrier: barrier.sync id without a thread count (how LLVM 22 reads
  * __syncthreads, llvm.nvvm.barrier0 and bar.sync id). */
-static bool full_barrier_call(LLVMValueRef i) {
+static bool full_barrier_call(LLVMValueRef i)
+{
     if (!LLVMIsACallInst(i)) return false;
     LLVMValueRef c = tl_call_callee(i);
     return c && LLVMIsAFunction(c) &&
@@ -145,7 +158,8 @@ static bool full_barrier_call(LLVMValueRef i) {
 
 /* PHIs of succ that name `from` as an incoming block name `to` instead (the C API
  * cannot set an incoming block, so such a PHI is rebuilt). */
-static void retarget_phis(irb *x, LLVMBasicBlockRef succ, LLVMBasicBlockRef from, LLVMBasicBlockRef to) {
+static void retarget_phis(irb *x, LLVMBasicBlockRef succ, LLVMBasicBlockRef from, LLVMBasicBlockRef to)
+{
     for (LLVMValueRef p = LLVMGetFirstInstruction(succ); p && LLVMIsAPHINode(p);) {
         LLVMValueRef nextp = LLVMGetNextInstruction(p);
         unsigned n = LLVMCountIncoming(p);
@@ -178,7 +192,8 @@ static void retarget_phis(irb *x, LLVMBasicBlockRef succ, LLVMBasicBlockRef from
  * branch). Then reg2mem moves every value that crosses blocks into an alloca, so that
  * routing control through the funnel (which no longer lets a block dominate the code
  * after its barrier) keeps the IR valid; mem2reg after the rewrite builds SSA again. */
-void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPassBuilderOptionsRef po) {
+void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPassBuilderOptionsRef po)
+{
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
         for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
             if (!full_barrier_call(i)) continue;
@@ -191,7 +206,8 @@ void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPass
                 j = nj;
             }
             LLVMValueRef t = LLVMGetBasicBlockTerminator(rest);
-            for (unsigned s = 0; t && s < LLVMGetNumSuccessors(t); s++) retarget_phis(x, LLVMGetSuccessor(t, s), b, rest);
+            for (unsigned s = 0; t && s < LLVMGetNumSuccessors(t); s++)
+                retarget_phis(x, LLVMGetSuccessor(t, s), b, rest);
             LLVMPositionBuilderAtEnd(x->b, b);
             LLVMBuildBr(x->b, rest);
             break; /* the loop goes on in `rest`, the next block */
@@ -209,7 +225,8 @@ void tl_funnel_prepare(irb *x, LLVMValueRef f, LLVMTargetMachineRef tm, LLVMPass
     }
 }
 
-body tl_body_of(LLVMValueRef f) {
+body tl_body_of(LLVMValueRef f)
+{
     body bd = {0};
     bd.n = LLVMCountBasicBlocks(f);
     bd.blocks = calloc(bd.n + 1, sizeof *bd.blocks);
@@ -224,7 +241,7 @@ body tl_body_of(LLVMValueRef f) {
  * snippets' operands. The same struct holds, per field, the alloca that carries the
  * value from the last derivation to the barrier and to LEAVE (mem2reg makes them SSA). */
 typedef struct launch_values {
-    LLVMValueRef ctl, key, hist, sh;                                  /* i64 */
+    LLVMValueRef ctl, key, hist, sh;                                         /* i64 */
     LLVMValueRef total, chunk, first, flags, base, phys, pid, epoch, slotix; /* i32 */
 } launch_values;
 
@@ -233,27 +250,28 @@ static const struct {
     size_t off;
     bool wide;
 } lv_fields[] = {
-    {"ctl", offsetof(launch_values, ctl), true},       {"key", offsetof(launch_values, key), true},
-    {"hist", offsetof(launch_values, hist), true},     {"sh", offsetof(launch_values, sh), true},
-    {"total", offsetof(launch_values, total), false},
-    {"chunk", offsetof(launch_values, chunk), false},  {"first", offsetof(launch_values, first), false},
-    {"flags", offsetof(launch_values, flags), false},
-    {"base", offsetof(launch_values, base), false},    {"phys", offsetof(launch_values, phys), false},
-    {"pid", offsetof(launch_values, pid), false},      {"epoch", offsetof(launch_values, epoch), false},
+    {"ctl", offsetof(launch_values, ctl), true},        {"key", offsetof(launch_values, key), true},
+    {"hist", offsetof(launch_values, hist), true},      {"sh", offsetof(launch_values, sh), true},
+    {"total", offsetof(launch_values, total), false},   {"chunk", offsetof(launch_values, chunk), false},
+    {"first", offsetof(launch_values, first), false},   {"flags", offsetof(launch_values, flags), false},
+    {"base", offsetof(launch_values, base), false},     {"phys", offsetof(launch_values, phys), false},
+    {"pid", offsetof(launch_values, pid), false},       {"epoch", offsetof(launch_values, epoch), false},
     {"slotix", offsetof(launch_values, slotix), false},
 };
 #define NFIELDS (sizeof lv_fields / sizeof lv_fields[0])
 
 static LLVMValueRef *lv_at(launch_values *v, unsigned k) { return (LLVMValueRef *)((char *)v + lv_fields[k].off); }
 
-static unsigned lv_find(const char *name, const char *snippet) {
+static unsigned lv_find(const char *name, const char *snippet)
+{
     for (unsigned k = 0; k < NFIELDS; k++)
         if (!strcmp(lv_fields[k].name, name)) return k;
     ptx_ice("snippet %s: operand '%s' is not a launch value of the IR skeleton", snippet, name);
 }
 
 /* %gridid is 64-bit; LLVM 22's llvm.nvvm.read.ptx.sreg.gridid returns i32. */
-static LLVMValueRef gridid(irb *x, const char *name) {
+static LLVMValueRef gridid(irb *x, const char *name)
+{
     static const char text[] = "mov.u64 $0, %gridid;";
     LLVMTypeRef t = LLVMFunctionType(x->i64, NULL, 0, 0);
     LLVMValueRef a = LLVMGetInlineAsm(t, text, sizeof text - 1, "=l", 2, 0, 0, LLVMInlineAsmDialectATT, 0);
@@ -268,21 +286,24 @@ static LLVMValueRef load_ctl(irb *x, const char *name) { return load(x, x->i64, 
 /* The shared words (abi/tidal_abi.h, TIDAL_SH_*): the original entry's @__tidal_sh (launch
  * NULL); the clone's at tidal_launch.sh_off into its dynamic shared memory, whose base
  * its own extern @K__tidal_dsh is (x->dsh_gv), so the clone has the original's static size. */
-static LLVMValueRef sh_words(irb *x, LLVMValueRef launch, const char *name) {
+static LLVMValueRef sh_words(irb *x, LLVMValueRef launch, const char *name)
+{
     if (!launch) return x->sh_gv;
     LLVMValueRef off = zext64(x, launch_field(x, launch, TIDAL_LAUNCH_OFF_SH_OFF, x->i32, name));
     return LLVMBuildGEP2(x->b, x->i8, x->dsh_gv, &off, 1, "");
 }
 
 /* "<pre><what>": the names of one derivation's values */
-static const char *vname(char buf[64], const char *pre, const char *what) {
+static const char *vname(char buf[64], const char *pre, const char *what)
+{
     snprintf(buf, 64, "%s%s", pre, what);
     return buf;
 }
 
 /* tidal_values_original_grid (launch NULL) / tidal_values_reshaped_grid, at the
  * builder's position, in their order; values named pre + the operand's name. */
-static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, const char *pre) {
+static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, const char *pre)
+{
     char n[64];
     if (!launch) {
         v->ctl = load_ctl(x, vname(n, pre, "ctl"));
@@ -347,7 +368,8 @@ static void launch_values_here(irb *x, LLVMValueRef launch, launch_values *v, co
 
 /* tidal_original_reload / tidal_reshaped_reload: the logical grid, re-read at each
  * logical block rather than kept live across the body. */
-static void logical_grid(irb *x, LLVMValueRef launch, LLVMValueRef n[3], LLVMValueRef *total) {
+static void logical_grid(irb *x, LLVMValueRef launch, LLVMValueRef n[3], LLVMValueRef *total)
+{
     static const char *const names[3] = {"tdl.nctaid.x", "tdl.nctaid.y", "tdl.nctaid.z"};
     for (int k = 0; k < 3; k++) {
         if (launch) {
@@ -361,11 +383,13 @@ static void logical_grid(irb *x, LLVMValueRef launch, LLVMValueRef n[3], LLVMVal
 }
 _Static_assert(TIDAL_LAUNCH_OFF_GRID_Z == TIDAL_LAUNCH_OFF_GRID + 8, "tidal_launch.grid[3]");
 
-static void keep(irb *x, launch_values *v, launch_values *slots) {
+static void keep(irb *x, launch_values *v, launch_values *slots)
+{
     for (unsigned k = 0; k < NFIELDS; k++) LLVMBuildStore(x->b, *lv_at(v, k), *lv_at(slots, k));
 }
 
-static LLVMValueRef restore(irb *x, launch_values *slots, const char *name) {
+static LLVMValueRef restore(irb *x, launch_values *slots, const char *name)
+{
     unsigned k = lv_find(name, "(skeleton)");
     return load(x, lv_fields[k].wide ? x->i64 : x->i32, *lv_at(slots, k), "");
 }
@@ -383,7 +407,8 @@ static LLVMValueRef restore(irb *x, launch_values *slots, const char *name) {
  * branches (sinking, and the backend's tail duplication, which checks the flag on the
  * asm); noduplicate keeps IR passes (jump threading, unrolling) from copying it into
  * several paths. */
-static LLVMValueRef snippet(irb *x, const tidal_snippet *s, launch_values *v, LLVMValueRef b0in, const char *name) {
+static LLVMValueRef snippet(irb *x, const tidal_snippet *s, launch_values *v, LLVMValueRef b0in, const char *name)
+{
     enum { MAXOPS = 16 };
     LLVMValueRef args[MAXOPS];
     LLVMTypeRef types[MAXOPS];
@@ -430,7 +455,8 @@ static LLVMValueRef snippet(irb *x, const tidal_snippet *s, launch_values *v, LL
 
 /* A snippet whose operands are the values of the last derivation, from their allocas
  * (LEAVE: tidal_epilogue_tail, no body ran since). */
-static LLVMValueRef snippet_restored(irb *x, const tidal_snippet *s, launch_values *slots, const char *name) {
+static LLVMValueRef snippet_restored(irb *x, const tidal_snippet *s, launch_values *slots, const char *name)
+{
     launch_values v = {0};
     for (unsigned i = 0; i < s->nops; i++)
         if (!s->ops[i].out && strcmp(s->ops[i].name, "b0"))
@@ -439,7 +465,8 @@ static LLVMValueRef snippet_restored(irb *x, const tidal_snippet *s, launch_valu
 }
 
 /* b0's word of the shared words for this round (double-buffered by parity). */
-static LLVMValueRef sh_b0(irb *x, LLVMValueRef launch, LLVMValueRef odd) {
+static LLVMValueRef sh_b0(irb *x, LLVMValueRef launch, LLVMValueRef odd)
+{
     LLVMValueRef off = LLVMBuildSelect(x->b, odd, tl_c64(x, TIDAL_SH_OFF_B0_ODD), tl_c64(x, TIDAL_SH_OFF_B0_EVEN), "");
     return LLVMBuildGEP2(x->b, x->i8, sh_words(x, launch, ""), &off, 1, "tdl.sh.b0");
 }
@@ -448,7 +475,8 @@ static LLVMValueRef sh_b0(irb *x, LLVMValueRef launch, LLVMValueRef odd) {
 
 /* Builds the skeleton around the body of x->f. direct: the case-a copy's entry (K) or
  * NULL (the reshaped clone, whose last parameter is the tidal_launch). */
-void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v) {
+void tl_build(irb *x, body *bd, LLVMBasicBlockRef direct, const verdict *v)
+{
     LLVMValueRef launch = direct ? NULL : LLVMGetLastParam(x->f);
     LLVMBasicBlockRef entry = LLVMInsertBasicBlockInContext(x->c, bd->blocks[0], "tdl.entry");
     hoist_allocas(x, bd->blocks[0], entry);

@@ -52,7 +52,8 @@ _Static_assert(offsetof(tidal_launch, partition) == 0 && offsetof(tidal_launch, 
 /* K__tidal_nparams: the clone's parameter count n as the global's size (abi/tidal_abi.h;
  * one IR parameter is one PTX .param). Weak, as the marker: an optimizer keeps it
  * although nothing references it. */
-static void add_nparams(irb *x, LLVMValueRef k, unsigned n) {
+static void add_nparams(irb *x, LLVMValueRef k, unsigned n)
+{
     char *name = tl_suffixed_name(k, TIDAL_NPARAMS_SUFFIX);
     LLVMTypeRef ty = LLVMArrayType2(x->i8, n);
     LLVMValueRef g = LLVMAddGlobalInAddressSpace(x->m, ty, name, 1);
@@ -64,11 +65,12 @@ static void add_nparams(irb *x, LLVMValueRef k, unsigned n) {
 
 /* The clone's byval parameter type: tidal_launch (abi/tidal_abi.h). A type of that
  * name in the module with another body is left alone (LLVM renames ours). */
-static LLVMTypeRef launch_type(irb *x) {
+static LLVMTypeRef launch_type(irb *x)
+{
     /* partition, grid[3], chunk, slot, epoch, flags, base, key, sm_blocks, sh_off, reserved */
     enum { N = 11 };
-    LLVMTypeRef f[N] = {x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32,
-                        x->i32, x->i64, x->i64, x->i32, x->i32};
+    LLVMTypeRef f[N] = {
+        x->i64, LLVMArrayType2(x->i32, 3), x->i32, x->i32, x->i32, x->i32, x->i32, x->i64, x->i64, x->i32, x->i32};
     LLVMTypeRef t = LLVMGetTypeByName2(x->c, "struct.tidal_launch");
     if (t && !LLVMIsOpaqueStruct(t) && LLVMCountStructElementTypes(t) == N) {
         LLVMTypeRef g[N];
@@ -82,7 +84,8 @@ static LLVMTypeRef launch_type(irb *x) {
 
 /* ------------------------------------------------------------ report lines */
 
-static unsigned define_line(tidal_llvm_module *m, const char *name) {
+static unsigned define_line(tidal_llvm_module *m, const char *name)
+{
     if (!m->src) return 0;
     size_t nl = strlen(name);
     unsigned line = 1;
@@ -101,7 +104,8 @@ static unsigned define_line(tidal_llvm_module *m, const char *name) {
 /* ------------------------------------------------------------ the pass */
 
 int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
-                     size_t errlen) {
+                     size_t errlen)
+{
     memset(rep, 0, sizeof *rep);
     rep->file = m->name;
     free(m->report);

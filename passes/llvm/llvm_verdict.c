@@ -12,7 +12,8 @@
  * kernel i (exit mode and tidal's barrier id from the pass's report). Also says
  * whether the module has dynamic shared memory. */
 int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
-                    bool *big_shared, char *err, size_t errlen) {
+                    bool *big_shared, char *err, size_t errlen)
+{
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
     size_t len;
     char *text = tl_emit_ptx(copy, tm, &len, err, errlen);
@@ -62,7 +63,8 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
 
 /* ------------------------------------------------------------ IR-level checks */
 
-static bool asm_text_has(const char *s, size_t n, const char *needle) {
+static bool asm_text_has(const char *s, size_t n, const char *needle)
+{
     size_t k = strlen(needle);
     for (size_t i = 0; i + k <= n; i++)
         if (!memcmp(s + i, needle, k)) return true;
@@ -81,7 +83,8 @@ typedef struct callee_facts {
     const char *ctaid_in, *exit_in;
 } callee_facts;
 
-static void callees(callee_facts *cf, LLVMValueRef f, bool self) {
+static void callees(callee_facts *cf, LLVMValueRef f, bool self)
+{
     for (unsigned i = 0; i < cf->nseen; i++)
         if (cf->seen[i] == f) return;
     if (cf->nseen == cf->cap) {
@@ -107,20 +110,23 @@ static void callees(callee_facts *cf, LLVMValueRef f, bool self) {
         }
 }
 
-static bool name_has_prefix(LLVMValueRef v, const char *pre) {
+static bool name_has_prefix(LLVMValueRef v, const char *pre)
+{
     size_t n;
     const char *p = LLVMGetValueName2(v, &n);
     return n >= strlen(pre) && !memcmp(p, pre, strlen(pre));
 }
 
-static bool name_has_suffix(LLVMValueRef v, const char *suf) {
+static bool name_has_suffix(LLVMValueRef v, const char *suf)
+{
     size_t n, k = strlen(suf);
     const char *p = LLVMGetValueName2(v, &n);
     return n >= k && !memcmp(p + n - k, suf, k);
 }
 
 /* What the IR rewrite cannot take although the PTX pass can. */
-bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
+bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v)
+{
     callee_facts cf = {0};
     callees(&cf, f, true);
     free(cf.seen);
@@ -158,8 +164,9 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v) {
                 for (int k = 0; bad[k]; k++)
                     if (asm_text_has(s, n, bad[k])) {
                         v->reason = "ir-inline-asm";
-                        v->detail = tl_keepf(m, "inline asm mentions '%s' (the IR rewrite does not edit asm text; "
-                                                "use --emit=ptx)",
+                        v->detail = tl_keepf(m,
+                                             "inline asm mentions '%s' (the IR rewrite does not edit asm text; "
+                                             "use --emit=ptx)",
                                              bad[k]);
                         return false;
                     }

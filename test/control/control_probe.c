@@ -41,7 +41,11 @@
 #include "tidal_client.h"
 
 static volatile sig_atomic_t g_stop;
-static void on_term(int sig) { (void)sig; g_stop = 1; }
+static void on_term(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
 
 static const char *arg(int argc, char **argv, const char *name)
 {
@@ -179,8 +183,10 @@ static int raw(int argc, char **argv)
         if (p.revents & (POLLIN | POLLHUP)) {
             char buf[4096];
             ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-            if (r > 0) fwrite(buf, 1, (size_t)r, stdout);
-            else if (r == 0 || errno != EAGAIN) eof = 1;
+            if (r > 0)
+                fwrite(buf, 1, (size_t)r, stdout);
+            else if (r == 0 || errno != EAGAIN)
+                eof = 1;
         }
     }
     free(in);
@@ -223,8 +229,9 @@ static int fake_daemon(int argc, char **argv)
     junk[sizeof junk - 1] = '\n';
     char hello[400];
     snprintf(hello, sizeof hello, "ok tenant 1 shm %s gen 1\nend\n", shm ? shm : "/none");
-    const char *bad[] = {"\x01\x02\xff\n", "stats\n", "stats abc\n", "stats 99999999999\n", "ok tenant x shm ../x gen\n",
-                         "gen -1\n", "error: go away\n", "\n\n\n"};
+    const char *bad[] = {
+        "\x01\x02\xff\n", "stats\n",          "stats abc\n", "stats 99999999999\n", "ok tenant x shm ../x gen\n",
+        "gen -1\n",       "error: go away\n", "\n\n\n"};
     if (mode && !strcmp(mode, "hello-garbage")) {
         if (send(fd, hello, strlen(hello), MSG_NOSIGNAL) < 0) return 1;
     }
@@ -396,9 +403,14 @@ static int replay_one(const char *sock, const unsigned char *data, size_t size, 
             if (c->fd >= 0) close(c->fd);
             c->fd = -1;
             break;
-        case TIDAL_FUZZ_STALL: c->stalled = !c->stalled; break;
-        case TIDAL_FUZZ_TIMEOUT: pump(stats_ms + 50); break;
-        case TIDAL_FUZZ_RESTART: break; /* fuzz_tidald's only: this tidald keeps running */
+        case TIDAL_FUZZ_STALL:
+            c->stalled = !c->stalled;
+            break;
+        case TIDAL_FUZZ_TIMEOUT:
+            pump(stats_ms + 50);
+            break;
+        case TIDAL_FUZZ_RESTART:
+            break; /* fuzz_tidald's only: this tidald keeps running */
         }
     }
     /* everyone leaves: shut, read to EOF (tidald closes its side when done) */

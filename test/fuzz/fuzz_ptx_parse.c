@@ -10,7 +10,8 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
     ptx_diag d;
     ptx_module *m = ptx_parse("fuzz.ptx", (const char *)data, size, &d);
     if (!m) {

@@ -78,8 +78,8 @@ static void *xrealloc(void *p, size_t n)
 
 typedef struct expect { /* a request tidald has read and not answered yet */
     int kind;
-    char *line;         /* EXP_LINE: the line as tidald must see it (NUL -> 0x7f, no "\r") */
-    uint32_t seq;       /* hist / tenants stats: the collection started for it (0: none) */
+    char *line;   /* EXP_LINE: the line as tidald must see it (NUL -> 0x7f, no "\r") */
+    uint32_t seq; /* hist / tenants stats: the collection started for it (0: none) */
     struct expect *next;
 } expect;
 
@@ -108,27 +108,27 @@ typedef struct mcoll {
 } mcoll;
 
 typedef struct client {
-    conn *c;           /* NULL: not connected */
+    conn *c; /* NULL: not connected */
     uint64_t id;
-    char *pend;        /* sent, not read by tidald yet (the socket) */
+    char *pend; /* sent, not read by tidald yet (the socket) */
     size_t plen, poff, pcap;
     int eof_sent, closed, stalled;
-    int dropped;       /* tidald dropped it for not reading (its output cap) */
+    int dropped; /* tidald dropped it for not reading (its output cap) */
     /* the request stream, cut into lines as tidald's line buffer must cut it */
     char cur[TIDAL_PROTO_MAX_LINE];
     size_t curlen;
     int discarding;
     expect *head, *tail;
     /* the answer stream */
-    size_t seen;       /* bytes of c->out already checked (a stalled client leaves them there) */
+    size_t seen; /* bytes of c->out already checked (a stalled client leaves them there) */
     char rl[TIDAL_PROTO_MAX_LINE + 1];
     size_t rlen;
-    char **resp;       /* lines of the answer being read, before "end" */
+    char **resp; /* lines of the answer being read, before "end" */
     unsigned nresp, capresp;
-    int tenant;        /* "ok tenant" seen: notifications only from now on */
-    int64_t pid;       /* tenant: as it registered */
+    int tenant;  /* "ok tenant" seen: notifications only from now on */
+    int64_t pid; /* tenant: as it registered */
     char tname[TIDAL_TENANT_NAME_MAX];
-    uint32_t gen;      /* tenant: the last generation it was told of */
+    uint32_t gen; /* tenant: the last generation it was told of */
     uint32_t stats_seq;
 } client;
 
@@ -147,12 +147,12 @@ static struct {
 } M;
 static mcoll *MC; /* collections started and not answered */
 static tidal_shm seg;
-static size_t g_chunk;   /* bytes per recv, 0 = all */
-static size_t g_fed;     /* bytes sent this input */
+static size_t g_chunk;       /* bytes per recv, 0 = all */
+static size_t g_fed;         /* bytes sent this input */
 static unsigned asked[4096]; /* "stats SEQ" lines sent, per SEQ (seqs restart every input) */
-static int g_log = -1;   /* TIDAL_FUZZ_LOG=1: tidald's log on stderr */
-static int g_trace = -1; /* TIDAL_FUZZ_TRACE=1: every request and answer on stderr */
-static int g_silent; /* applying a request whose answer tidald could not queue */
+static int g_log = -1;       /* TIDAL_FUZZ_LOG=1: tidald's log on stderr */
+static int g_trace = -1;     /* TIDAL_FUZZ_TRACE=1: every request and answer on stderr */
+static int g_silent;         /* applying a request whose answer tidald could not queue */
 
 /* ---- the transport tidald_core calls --------------------------------------------------- */
 
@@ -361,7 +361,8 @@ static void model_tenant_line(const client *k, const char *line)
         m->violations += r.violations;
     }
     unsigned p;
-    for (p = 0; p < t->nparts && strcmp(t->parts[p].name, r.name); p++) {}
+    for (p = 0; p < t->nparts && strcmp(t->parts[p].name, r.name); p++) {
+    }
     if (p == t->nparts) {
         if (p == MAX_TENANT_PARTS) return;
         t->nparts++;
@@ -462,7 +463,9 @@ static void check_answer(client *k, const expect *e, char **L, unsigned n)
         want_lines(n, 1, "ping");
         want(L[0], "ok pong pid %d gen %" PRIu32, (int)getpid(), M.gen);
         break;
-    case TIDAL_REQ_LIST: check_list(L, n); break;
+    case TIDAL_REQ_LIST:
+        check_list(L, n);
+        break;
     case TIDAL_REQ_CREATE:
     case TIDAL_REQ_SET:
         want_lines(n, 1, "create/set");
@@ -523,7 +526,8 @@ static void check_answer(client *k, const expect *e, char **L, unsigned n)
         want_lines(n, 1, "stats");
         want(L[0], "error: stats lines are for tenant connections (send 'tenant PID NAME' first)");
         break;
-    default: die("the parser returned verb %d", r.verb);
+    default:
+        die("the parser returned verb %d", r.verb);
     }
 }
 
@@ -607,7 +611,8 @@ static void tenant_line(client *k, const char *l)
     int off = 0;
     if (sscanf(l, "gen %llu%n", &v, &off) == 1 && !l[off] && l[4] != '+' && l[4] != '-') {
         uint32_t g = tidal_shm_generation(D.shm);
-        if (v != g || v <= k->gen) die("tenant %" PRIu64 " told 'gen %llu' (was at %u, segment at %u)", k->id, v, k->gen, g);
+        if (v != g || v <= k->gen)
+            die("tenant %" PRIu64 " told 'gen %llu' (was at %u, segment at %u)", k->id, v, k->gen, g);
         k->gen = (uint32_t)v;
         return;
     }
@@ -645,7 +650,9 @@ static void answer_line(client *k, char *l)
     if (!e) die("connection %" PRIu64 ": an answer ('%.200s') to no request", k->id, k->nresp ? k->resp[0] : "");
     if (g_trace) {
         fprintf(stderr, "[%" PRIu64 "] > %.200s\n", k->id,
-                e->kind == EXP_LINE ? e->line : e->kind == EXP_LONG ? "(over-long line)" : "(EOF inside a line)");
+                e->kind == EXP_LINE   ? e->line
+                : e->kind == EXP_LONG ? "(over-long line)"
+                                      : "(EOF inside a line)");
         for (unsigned i = 0; i < k->nresp; i++) fprintf(stderr, "[%" PRIu64 "] < %.200s\n", k->id, k->resp[i]);
     }
     check_answer(k, e, k->resp, k->nresp);
@@ -722,7 +729,8 @@ static void check_started(client *k)
             found = q;
         }
     if (!found) die("connection %" PRIu64 " waits for no collection", k->id);
-    if (found->seq != D.next_seq || mcoll_find(found->seq)) die("collection seq %u (newest %u)", found->seq, D.next_seq);
+    if (found->seq != D.next_seq || mcoll_find(found->seq))
+        die("collection seq %u (newest %u)", found->seq, D.next_seq);
     unsigned dead = 0; /* a tenant dropped for not reading lost its "stats SEQ" */
     for (unsigned i = 0; i < D.nconns; i++) dead += D.conns[i]->tenant && D.conns[i]->dead;
     if (found->seq < sizeof asked / sizeof *asked &&
@@ -737,7 +745,8 @@ static void check_started(client *k)
     snprintf(m->name, sizeof m->name, "%s", r.name);
     for (unsigned i = 0; i < found->ntenants; i++) {
         const client *t = client_by_id(found->t[i].conn_id);
-        if (!t || !t->tenant || m->nt == NCLIENTS) die("collection %u asks %" PRIu64 ", no tenant", m->seq, found->t[i].conn_id);
+        if (!t || !t->tenant || m->nt == NCLIENTS)
+            die("collection %u asks %" PRIu64 ", no tenant", m->seq, found->t[i].conn_id);
         m->t[m->nt++].id = t->id;
     }
     unsigned live = 0;
@@ -798,21 +807,25 @@ static void check_daemon(void)
         const conn *c = D.conns[i];
         client *k = client_of(c);
         if (k->id != c->id) die("connection id %" PRIu64 " changed (was %" PRIu64 ")", c->id, k->id);
-        if (c->in.start > c->in.len || c->in.len > sizeof c->in.buf) die("line buffer %zu..%zu", c->in.start, c->in.len);
+        if (c->in.start > c->in.len || c->in.len > sizeof c->in.buf)
+            die("line buffer %zu..%zu", c->in.start, c->in.len);
         if (c->outlen > c->outcap || c->outlen > (c->tenant ? OUT_CAP_TENANT : OUT_CAP_CLIENT))
             die("output %zu of %zu", c->outlen, c->outcap);
         if (c->tenant && (c->pid <= 0 || c->pid > INT32_MAX || !tidal_control_tenant_name_ok(c->name)))
             die("tenant %" PRIu64 ": pid %" PRId64 " name '%.70s'", c->id, c->pid, c->name);
-        if (c->tenant != k->tenant && !c->dead) die("connection %" PRIu64 ": tenant %d, answers said %d", c->id, c->tenant, k->tenant);
+        if (c->tenant != k->tenant && !c->dead)
+            die("connection %" PRIu64 ": tenant %d, answers said %d", c->id, c->tenant, k->tenant);
         if (c->dead && !k->closed && !k->dropped) die("connection %" PRIu64 " dead, but its client is there", c->id);
         unsigned reqs = 0;
         for (const collection *q = D.colls; q; q = q->next) reqs += q->requester == c->id;
-        if (reqs != (unsigned)(c->waiting != 0)) die("connection %" PRIu64 ": waiting %d, requester of %u", c->id, c->waiting, reqs);
+        if (reqs != (unsigned)(c->waiting != 0))
+            die("connection %" PRIu64 ": waiting %d, requester of %u", c->id, c->waiting, reqs);
         if (k->tenant && !c->dead && !k->closed && k->gen != tidal_shm_generation(D.shm))
             die("tenant %" PRIu64 " last told of gen %u, segment at %u", c->id, k->gen, tidal_shm_generation(D.shm));
         /* what it sent and tidald read is answered, except behind a pending collection */
-        if (!c->dead && !c->waiting && k->head) die("connection %" PRIu64 ": '%.100s' not answered", c->id,
-                                                     k->head->kind == EXP_LINE ? k->head->line : "(long/incomplete)");
+        if (!c->dead && !c->waiting && k->head)
+            die("connection %" PRIu64 ": '%.100s' not answered", c->id,
+                k->head->kind == EXP_LINE ? k->head->line : "(long/incomplete)");
     }
     for (const collection *q = D.colls; q; q = q->next) {
         if (q->seq == 0 || q->seq > D.next_seq) die("collection seq %u (next %u)", q->seq, D.next_seq);
@@ -1008,7 +1021,9 @@ static void restart(unsigned torn)
     while (MC) mcoll_drop(MC);
     memset(asked, 0, sizeof asked);
     switch (torn % 5) {
-    case 1: atomic_fetch_or(&seg.h.seq, 1u); break;
+    case 1:
+        atomic_fetch_or(&seg.h.seq, 1u);
+        break;
     case 4:
         for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
             tidal_shm_part *p = &seg.part[i];
@@ -1031,7 +1046,9 @@ static void restart(unsigned torn)
                 break;
             }
         break;
-    case 3: seg.h.nparts += 7; break;
+    case 3:
+        seg.h.nparts += 7;
+        break;
     }
     memset(&D, 0, sizeof D);
     D.shm = &seg;
@@ -1167,9 +1184,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
             k->eof_sent = k->closed = 1;
             if (k->c->waiting || k->c->eof) k->c->dead = 1; /* POLLHUP */
             break;
-        case TIDAL_FUZZ_STALL: k->stalled = !k->stalled; break;
-        case TIDAL_FUZZ_TIMEOUT: timeout_all(); break;
-        case TIDAL_FUZZ_RESTART: restart(rec.count); break;
+        case TIDAL_FUZZ_STALL:
+            k->stalled = !k->stalled;
+            break;
+        case TIDAL_FUZZ_TIMEOUT:
+            timeout_all();
+            break;
+        case TIDAL_FUZZ_RESTART:
+            restart(rec.count);
+            break;
         }
         settle();
     }

@@ -42,11 +42,14 @@
 #include "tidal_abi.h"
 
 #define MAXA 4096
-static struct { uint64_t p; size_t n; } allocs[MAXA];
+static struct {
+    uint64_t p;
+    size_t n;
+} allocs[MAXA];
 static int nallocs;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static double busy_until;
-static int hanging;   /* FAKE_CUDA_BUG=hang: set by a launch of a rewritten kernel */
+static int hanging; /* FAKE_CUDA_BUG=hang: set by a launch of a rewritten kernel */
 
 static double now(void)
 {
@@ -54,31 +57,82 @@ static double now(void)
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
-static const char *bug(void) { const char *b = getenv("FAKE_CUDA_BUG"); return b ? b : ""; }
+static const char *bug(void)
+{
+    const char *b = getenv("FAKE_CUDA_BUG");
+    return b ? b : "";
+}
 
-typedef struct fmod_s { char *text; uint64_t ctl; uint64_t marker; } fmod_t;
-typedef struct ffun_s { fmod_t *m; char name[256]; int nparams; int psize[128]; } ffun_t;
+typedef struct fmod_s {
+    char *text;
+    uint64_t ctl;
+    uint64_t marker;
+} fmod_t;
+typedef struct ffun_s {
+    fmod_t *m;
+    char name[256];
+    int nparams;
+    int psize[128];
+} ffun_t;
 
-CUresult cuInit(unsigned f) { (void)f; return CUDA_SUCCESS; }
-CUresult cuDeviceGet(CUdevice *d, int o) { (void)o; *d = 0; return CUDA_SUCCESS; }
-CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) { (void)d; *c = (CUcontext)0x1; return CUDA_SUCCESS; }
-CUresult cuCtxSetCurrent(CUcontext c) { (void)c; return CUDA_SUCCESS; }
+CUresult cuInit(unsigned f)
+{
+    (void)f;
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice *d, int o)
+{
+    (void)o;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    *c = (CUcontext)0x1;
+    return CUDA_SUCCESS;
+}
+CUresult cuCtxSetCurrent(CUcontext c)
+{
+    (void)c;
+    return CUDA_SUCCESS;
+}
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 {
     (void)d;
     *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 132 : 232448;
     return CUDA_SUCCESS;
 }
-CUresult cuStreamCreate(CUstream *s, unsigned f) { static int k; (void)f; *s = (CUstream)(uintptr_t)(0x100 + k++); return CUDA_SUCCESS; }
-CUresult cuGetErrorName(CUresult r, const char **s) { (void)r; *s = "CUDA_ERROR_FAKE"; return CUDA_SUCCESS; }
-CUresult cuGetErrorString(CUresult r, const char **s) { (void)r; *s = "fake libcuda error"; return CUDA_SUCCESS; }
+CUresult cuStreamCreate(CUstream *s, unsigned f)
+{
+    static int k;
+    (void)f;
+    *s = (CUstream)(uintptr_t)(0x100 + k++);
+    return CUDA_SUCCESS;
+}
+CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    (void)r;
+    *s = "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+}
+CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    (void)r;
+    *s = "fake libcuda error";
+    return CUDA_SUCCESS;
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
     void *m = calloc(1, n ? n : 1);
     if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&mu);
-    if (nallocs < MAXA) { allocs[nallocs].p = (uint64_t)(uintptr_t)m; allocs[nallocs].n = n; nallocs++; }
+    if (nallocs < MAXA) {
+        allocs[nallocs].p = (uint64_t)(uintptr_t)m;
+        allocs[nallocs].n = n;
+        nallocs++;
+    }
     pthread_mutex_unlock(&mu);
     *p = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
@@ -87,13 +141,25 @@ CUresult cuMemFree_v2(CUdeviceptr p)
 {
     pthread_mutex_lock(&mu);
     for (int i = 0; i < nallocs; i++)
-        if (allocs[i].p == p) { allocs[i] = allocs[--nallocs]; break; }
+        if (allocs[i].p == p) {
+            allocs[i] = allocs[--nallocs];
+            break;
+        }
     pthread_mutex_unlock(&mu);
     free((void *)(uintptr_t)p);
     return CUDA_SUCCESS;
 }
-CUresult cuDeviceGetName(char *name, int len, CUdevice d) { (void)d; snprintf(name, (size_t)len, "fake GPU"); return CUDA_SUCCESS; }
-CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    (void)d;
+    snprintf(name, (size_t)len, "fake GPU");
+    return CUDA_SUCCESS;
+}
+CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
 CUresult cuModuleUnload(CUmodule m)
 {
     fmod_t *f = (fmod_t *)m;
@@ -103,13 +169,42 @@ CUresult cuModuleUnload(CUmodule m)
     free(f);
     return CUDA_SUCCESS;
 }
-CUresult cuMemHostAlloc(void **p, size_t n, unsigned f) { (void)f; *p = calloc(1, n); return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
-CUresult cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)(uintptr_t)d, s, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)(uintptr_t)s, n); return CUDA_SUCCESS; }
-CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void *)(uintptr_t)d, v, n); return CUDA_SUCCESS; }
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned f)
+{
+    (void)f;
+    *p = calloc(1, n);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+    memcpy((void *)(uintptr_t)d, s, n);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+    (void)st;
+    return cuMemcpyHtoD_v2(d, s, n);
+}
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+    memcpy(d, (void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+    (void)st;
+    return cuMemcpyDtoH_v2(d, s, n);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
 CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 {
     (void)s;
@@ -119,21 +214,30 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 }
 CUresult cuStreamSynchronize(CUstream s)
 {
-    if ((uintptr_t)s == 0x101) return CUDA_SUCCESS;   /* the flip stream: copies are instant */
-    if (hanging) for (;;) { struct timespec t = {1, 0}; nanosleep(&t, 0); }
-    while (now() < busy_until) { struct timespec t = {0, 100000}; nanosleep(&t, 0); }
+    if ((uintptr_t)s == 0x101) return CUDA_SUCCESS; /* the flip stream: copies are instant */
+    if (hanging)
+        for (;;) {
+            struct timespec t = {1, 0};
+            nanosleep(&t, 0);
+        }
+    while (now() < busy_until) {
+        struct timespec t = {0, 100000};
+        nanosleep(&t, 0);
+    }
     return CUDA_SUCCESS;
 }
 CUresult cuStreamQuery(CUstream s)
 {
-    if ((uintptr_t)s == 0x101) return CUDA_SUCCESS;   /* the flip stream */
+    if ((uintptr_t)s == 0x101) return CUDA_SUCCESS; /* the flip stream */
     if (hanging) return CUDA_ERROR_NOT_READY;
     return now() < busy_until ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *img, unsigned n, CUjit_option *o, void **v)
 {
-    (void)n; (void)o; (void)v;
+    (void)n;
+    (void)o;
+    (void)v;
     fmod_t *f = calloc(1, sizeof *f);
     f->text = strdup((const char *)img);
     if (!strstr(f->text, ".entry")) return CUDA_ERROR_INVALID_PTX;
@@ -156,10 +260,14 @@ CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod, const char *name)
         int sz = 8;
         const char *eol = strpbrk(q, ",)");
         const char *br = memchr(q, '[', (size_t)(eol - q));
-        if (br) sz = atoi(br + 1);
-        else if (strstr(q, ".u32") && strstr(q, ".u32") < eol) sz = 4;
-        else if (strstr(q, ".f32") && strstr(q, ".f32") < eol) sz = 4;
-        else if (strstr(q, ".b32") && strstr(q, ".b32") < eol) sz = 4;
+        if (br)
+            sz = atoi(br + 1);
+        else if (strstr(q, ".u32") && strstr(q, ".u32") < eol)
+            sz = 4;
+        else if (strstr(q, ".f32") && strstr(q, ".f32") < eol)
+            sz = 4;
+        else if (strstr(q, ".b32") && strstr(q, ".b32") < eol)
+            sz = 4;
         f->psize[f->nparams++] = sz;
     }
     *fn = (CUfunction)f;
@@ -171,16 +279,26 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *d, size_t *bytes, CUmodule mod, const
     fmod_t *m = (fmod_t *)mod;
     if (!strstr(m->text, name)) return CUDA_ERROR_NOT_FOUND;
     uint64_t *slot = !strcmp(name, TIDAL_CTL_SYMBOL) ? &m->ctl : &m->marker;
-    if (!*slot) { CUdeviceptr p; cuMemAlloc_v2(&p, 8); *slot = p; }
+    if (!*slot) {
+        CUdeviceptr p;
+        cuMemAlloc_v2(&p, 8);
+        *slot = p;
+    }
     *d = *slot;
     /* the marker's size says whether the module has __tidal_ctl (abi/tidal_abi.h) */
-    *bytes = !strcmp(name, TIDAL_CTL_SYMBOL)  ? 8
+    *bytes = !strcmp(name, TIDAL_CTL_SYMBOL)     ? 8
              : strstr(m->text, TIDAL_CTL_SYMBOL) ? TIDAL_MARKER_BYTES_CASE_B
                                                  : TIDAL_MARKER_BYTES;
     return CUDA_SUCCESS;
 }
 
-CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) { (void)f; (void)a; (void)v; return CUDA_SUCCESS; }
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+    (void)f;
+    (void)a;
+    (void)v;
+    return CUDA_SUCCESS;
+}
 CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
 {
     (void)f;
@@ -189,22 +307,25 @@ CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
 }
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int b, size_t s)
 {
-    (void)f; (void)s;
+    (void)f;
+    (void)s;
     *n = b >= 512 ? 2 : 8;
     return CUDA_SUCCESS;
 }
 
 static size_t alloc_size(uint64_t p)
 {
-    for (int i = 0; i < nallocs; i++) if (allocs[i].p == p) return allocs[i].n;
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].p == p) return allocs[i].n;
     return 0;
 }
 
 /* The running owner of the last epoch-mode launch (for JOIN launches). */
 static tidal_slot *owner_slot;
-static double launch_entry;   /* when the current cuLaunchKernel began (filling buffers takes a while) */
+static double launch_entry; /* when the current cuLaunchKernel began (filling buffers takes a while) */
 
-static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, uint64_t logical, uint64_t phys, const char *b)
+static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, uint64_t logical, uint64_t phys,
+                        const char *b)
 {
     uint32_t *ex = (uint32_t *)(uintptr_t)P->exec_count;
     uint64_t *smb = (uint64_t *)(uintptr_t)P->sm_blocks;
@@ -213,9 +334,9 @@ static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, u
 #ifdef TIDAL_PARTITION_OFF_PROBE_BASE
     probe_first = P->probe_base;
 #endif
-    if (!clone && logical >= TIDAL_MAX_LOGICAL && strcmp(b, "huge")) return;   /* the original body */
+    if (!clone && logical >= TIDAL_MAX_LOGICAL && strcmp(b, "huge")) return; /* the original body */
     if (clone && (tl->flags & TIDAL_LAUNCH_JOIN)) {
-        if (!strcmp(b, "join") || !smb || launch_entry >= busy_until) return;   /* the owner has finished */
+        if (!strcmp(b, "join") || !smb || launch_entry >= busy_until) return; /* the owner has finished */
         tidal_slot *s = &slots[tl->slot];
         if (s != owner_slot || (s->claim >> TIDAL_EPOCH_SHIFT) != tl->epoch) return;
         int src = 0, dst = -1;
@@ -239,8 +360,12 @@ static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, u
     if (ex && counted && !strcmp(b, "exec")) ex[logical / 3]--;
     if (ex && counted && !strcmp(b, "twice")) ex[logical / 2]++;
     int sm = -1;
-    for (int s = 0; s < 256 && sm < 0; s++) if ((P->mask[s / 64] >> (s % 64)) & 1) sm = s;
-    if (sm < 0) { sm = 0; if (dynamic && strcmp(b, "noviol")) P->violations++; }
+    for (int s = 0; s < 256 && sm < 0; s++)
+        if ((P->mask[s / 64] >> (s % 64)) & 1) sm = s;
+    if (sm < 0) {
+        sm = 0;
+        if (dynamic && strcmp(b, "noviol")) P->violations++;
+    }
     if (!strcmp(b, "outside")) sm = 255;
     if (smb && hist) smb[sm] += logical;
     if (clone && !(tl->flags & TIDAL_LAUNCH_PROBE) && (dynamic || !strcmp(b, "static"))) {
@@ -257,7 +382,11 @@ static void bookkeeping(tidal_partition *P, const tidal_launch *tl, int clone, u
 CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream st, void **params, void **extra)
 {
-    (void)bx; (void)by; (void)bz; (void)st; (void)extra;
+    (void)bx;
+    (void)by;
+    (void)bz;
+    (void)st;
+    (void)extra;
     ffun_t *f = (ffun_t *)fn;
     launch_entry = now();
     const int rewritten = strstr(f->m->text, TIDAL_MARKER_SYMBOL) != NULL;
@@ -269,7 +398,7 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
     snprintf(base, sizeof base, "%s", f->name);
     char *suf = strstr(base, TIDAL_RESHAPED_SUFFIX);
     if (suf) *suf = 0;
-    size_t bl = strlen(base);   /* the harness's --sanitize runs the original as NAME__ref */
+    size_t bl = strlen(base); /* the harness's --sanitize runs the original as NAME__ref */
     if (!rewritten && bl > 5 && !strcmp(base + bl - 5, "__ref")) base[bl - 5] = 0;
     uint64_t h0 = 1469598103934665603ull;
     for (const char *c = base; *c; c++) h0 = (h0 ^ (unsigned char)*c) * 1099511628211ull;
@@ -288,10 +417,10 @@ CUresult cuLaunchKernel(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, un
         uint64_t logical = (uint64_t)gx * gy * gz, phys = (uint64_t)gx * gy * gz;
         tidal_launch tl;
         memset(&tl, 0, sizeof tl);
-        tl.flags = TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC;   /* case b */
+        tl.flags = TIDAL_LAUNCH_PROBE | TIDAL_LAUNCH_HIST | TIDAL_LAUNCH_EXEC; /* case b */
         if (clone) {
             memcpy(&tl, params[f->nparams - 1], sizeof tl);
-            if ((uint64_t)tl.sh_off + TIDAL_SH_BYTES > smem) return CUDA_ERROR_LAUNCH_FAILED;   /* the clone traps */
+            if ((uint64_t)tl.sh_off + TIDAL_SH_BYTES > smem) return CUDA_ERROR_LAUNCH_FAILED; /* the clone traps */
             part = tl.partition;
             logical = (uint64_t)tl.grid[0] * tl.grid[1] * tl.grid[2];
         }

@@ -49,7 +49,8 @@ static_assert(offsetof(tidal_launch, base) == TIDAL_LAUNCH_OFF_BASE, "abi");
 static_assert(offsetof(tidal_launch, key) == TIDAL_LAUNCH_OFF_KEY, "abi");
 static_assert(offsetof(tidal_launch, sh_off) == TIDAL_LAUNCH_OFF_SH_OFF, "abi");
 
-namespace th {
+namespace th
+{
 
 // ---------------------------------------------------------------- the slot table
 // NPROBE probe slots (searched by probe-mode launches: case b, c-probe) and NEPOCH slots
@@ -64,10 +65,10 @@ constexpr uint32_t PROBE_FIRST = NEPOCH, EPOCH_FIRST = 0;
 #else
 constexpr uint32_t PROBE_FIRST = 0, EPOCH_FIRST = NPROBE;
 #endif
-constexpr uint32_t E_MAIN = 0;   // epoch slot of the ordinary c-epoch / c-static runs (and join)
-constexpr uint32_t E_WRAP = 1;   // epoch slot of the wrap check
+constexpr uint32_t E_MAIN = 0; // epoch slot of the ordinary c-epoch / c-static runs (and join)
+constexpr uint32_t E_WRAP = 1; // epoch slot of the wrap check
 inline uint32_t epoch_slot_index(uint32_t k) { return EPOCH_FIRST + k; }
-inline bool is_epoch_index(uint32_t index) { return index - EPOCH_FIRST < NEPOCH; }   // unsigned wrap below EPOCH_FIRST
+inline bool is_epoch_index(uint32_t index) { return index - EPOCH_FIRST < NEPOCH; } // unsigned wrap below EPOCH_FIRST
 inline uint64_t slot_offset(uint32_t index) { return TIDAL_PARTITION_HEADER + (uint64_t)index * TIDAL_SLOT_BYTES; }
 inline uint64_t partition_bytes() { return TIDAL_PARTITION_BYTES(NSLOTS); }
 
@@ -105,24 +106,27 @@ struct Epochs {
 };
 
 // ---------------------------------------------------------------- planning a clone launch
-inline uint32_t clamp_chunk(uint64_t c) { return (uint32_t)std::min<uint64_t>(TIDAL_MAX_CHUNK, std::max<uint64_t>(1, c)); }
+inline uint32_t clamp_chunk(uint64_t c)
+{
+    return (uint32_t)std::min<uint64_t>(TIDAL_MAX_CHUNK, std::max<uint64_t>(1, c));
+}
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 enum CloneMode {
-    C_PROBE,          // PROBE, dynamic: workers = occ x allowed SMs
-    C_EPOCH,          // epoch mode, dynamic: workers = occ x all SMs (libtidal's choice), chunk from the allowed SMs
-    C_STATIC1,        // epoch mode, STATIC, chunk so that the workers cover the grid when they can
-    C_STATIC,         // epoch mode, STATIC with dynamic tickets after the own chunks
-    C_PROBE_STATIC,   // PROBE + STATIC with dynamic tickets (a graph-captured clone in a green context)
-    C_STATIC_FIRST,   // as C_STATIC, each worker's own chunk (first) about 3/4 of the grid / workers: larger
-                      // than the tickets (libtidal's choice for a measured long kernel)
-    C_NOHIST,         // as C_EPOCH without HIST / EXEC: exec_count and sm_blocks stay untouched
+    C_PROBE,        // PROBE, dynamic: workers = occ x allowed SMs
+    C_EPOCH,        // epoch mode, dynamic: workers = occ x all SMs (libtidal's choice), chunk from the allowed SMs
+    C_STATIC1,      // epoch mode, STATIC, chunk so that the workers cover the grid when they can
+    C_STATIC,       // epoch mode, STATIC with dynamic tickets after the own chunks
+    C_PROBE_STATIC, // PROBE + STATIC with dynamic tickets (a graph-captured clone in a green context)
+    C_STATIC_FIRST, // as C_STATIC, each worker's own chunk (first) about 3/4 of the grid / workers: larger
+                    // than the tickets (libtidal's choice for a measured long kernel)
+    C_NOHIST,       // as C_EPOCH without HIST / EXEC: exec_count and sm_blocks stay untouched
 };
 
 struct Plan {
-    unsigned workers = 1;   // the physical grid (x)
+    unsigned workers = 1; // the physical grid (x)
     tidal_launch tl{};
-    bool halved = false;    // C_STATIC: the grid was one wave at occ x SMs; workers halved for tickets
+    bool halved = false; // C_STATIC: the grid was one wave at occ x SMs; workers halved for tickets
     bool probe() const { return tl.flags & TIDAL_LAUNCH_PROBE; }
     bool is_static() const { return tl.flags & TIDAL_LAUNCH_STATIC; }
     uint64_t total() const { return (uint64_t)tl.grid[0] * tl.grid[1] * tl.grid[2]; }
@@ -206,7 +210,7 @@ inline Plan plan_clone(CloneMode m, int occ, int nsm, int allowed, const unsigne
         tl.flags = TIDAL_LAUNCH_STATIC | rec | (m == C_PROBE_STATIC ? TIDAL_LAUNCH_PROBE : 0);
         if (m == C_STATIC_FIRST && workers >= 1) {
             uint64_t first = std::max<uint64_t>(tl.chunk, logical * 3 / 4 / workers);
-            if (workers * first < logical) tl.first = (uint32_t)first;   // else no tickets: C_STATIC's
+            if (workers * first < logical) tl.first = (uint32_t)first; // else no tickets: C_STATIC's
         }
         break;
     }
@@ -226,7 +230,7 @@ inline Plan plan_clone(CloneMode m, int occ, int nsm, int allowed, const unsigne
 // What the launch did to the epoch slots: slot < 0: nothing (b, c-probe, a covering
 // STATIC launch: every epoch slot must be byte-identical to before).
 struct SlotUse {
-    int slot = -1;            // table index of the epoch slot the launch used, if it touched it
+    int slot = -1; // table index of the epoch slot the launch used, if it touched it
     uint32_t epoch = 0;
     uint64_t total = 0, base = 0, chunk = 1;
     uint64_t phys = 0;        // owner workers
@@ -263,20 +267,41 @@ inline std::string check_epoch_state(const tidal_slot &s, const SlotUse &u)
     char b[320];
     const uint64_t c = s.claim, g = s.guard;
     const uint64_t ce = c >> TIDAL_EPOCH_SHIFT, ge = g >> TIDAL_EPOCH_SHIFT;
-    const uint64_t next = c & TIDAL_CLAIM_NEXT_MASK, joiners = (c >> TIDAL_CLAIM_JOINER_SHIFT) & TIDAL_CLAIM_JOINER_MASK;
-    const uint64_t arrived = (g >> TIDAL_GUARD_ARRIVED_SHIFT) & TIDAL_GUARD_ACTIVE_MASK, active = g & TIDAL_GUARD_ACTIVE_MASK;
-    const uint64_t need = u.total - u.base, lo = ceil_div(need, u.chunk) * u.chunk, hi = lo + (u.phys + u.joiner_phys) * u.chunk;
-    if (s.tag != TIDAL_SLOT_RESERVED) { snprintf(b, sizeof b, "tag 0x%" PRIx64 " (want TIDAL_SLOT_RESERVED); ", s.tag); w += b; }
-    if (ce != u.epoch) { snprintf(b, sizeof b, "claim epoch %" PRIu64 ", want %u; ", ce, u.epoch); w += b; }
-    if (joiners) { snprintf(b, sizeof b, "claim says %" PRIu64 " joiners still inside; ", joiners); w += b; }
-    if (next % u.chunk || next < lo || next > hi) {
-        snprintf(b, sizeof b, "claim next %" PRIu64 ", want a multiple of %" PRIu64 " in [%" PRIu64 ", %" PRIu64 "]; ", next,
-                 u.chunk, lo, hi);
+    const uint64_t next = c & TIDAL_CLAIM_NEXT_MASK,
+                   joiners = (c >> TIDAL_CLAIM_JOINER_SHIFT) & TIDAL_CLAIM_JOINER_MASK;
+    const uint64_t arrived = (g >> TIDAL_GUARD_ARRIVED_SHIFT) & TIDAL_GUARD_ACTIVE_MASK,
+                   active = g & TIDAL_GUARD_ACTIVE_MASK;
+    const uint64_t need = u.total - u.base, lo = ceil_div(need, u.chunk) * u.chunk,
+                   hi = lo + (u.phys + u.joiner_phys) * u.chunk;
+    if (s.tag != TIDAL_SLOT_RESERVED) {
+        snprintf(b, sizeof b, "tag 0x%" PRIx64 " (want TIDAL_SLOT_RESERVED); ", s.tag);
         w += b;
     }
-    if (ge != u.epoch) { snprintf(b, sizeof b, "guard epoch %" PRIu64 ", want %u; ", ge, u.epoch); w += b; }
-    if (arrived != u.phys) { snprintf(b, sizeof b, "guard: %" PRIu64 " workers arrived, want %" PRIu64 "; ", arrived, u.phys); w += b; }
-    if (active > u.phys) { snprintf(b, sizeof b, "guard: %" PRIu64 " working > %" PRIu64 " workers; ", active, u.phys); w += b; }
+    if (ce != u.epoch) {
+        snprintf(b, sizeof b, "claim epoch %" PRIu64 ", want %u; ", ce, u.epoch);
+        w += b;
+    }
+    if (joiners) {
+        snprintf(b, sizeof b, "claim says %" PRIu64 " joiners still inside; ", joiners);
+        w += b;
+    }
+    if (next % u.chunk || next < lo || next > hi) {
+        snprintf(b, sizeof b, "claim next %" PRIu64 ", want a multiple of %" PRIu64 " in [%" PRIu64 ", %" PRIu64 "]; ",
+                 next, u.chunk, lo, hi);
+        w += b;
+    }
+    if (ge != u.epoch) {
+        snprintf(b, sizeof b, "guard epoch %" PRIu64 ", want %u; ", ge, u.epoch);
+        w += b;
+    }
+    if (arrived != u.phys) {
+        snprintf(b, sizeof b, "guard: %" PRIu64 " workers arrived, want %" PRIu64 "; ", arrived, u.phys);
+        w += b;
+    }
+    if (active > u.phys) {
+        snprintf(b, sizeof b, "guard: %" PRIu64 " working > %" PRIu64 " workers; ", active, u.phys);
+        w += b;
+    }
     size_t first = 0;
     if (!all_zero(&s, sizeof s, TIDAL_SLOT_OFF_SHARDS_DONE, &first)) {
         snprintf(b, sizeof b, "non-zero byte at offset %zu (probe-mode fields in an epoch slot); ", first);
@@ -302,9 +327,11 @@ inline std::string check_slots(const std::vector<tidal_slot> &before, const std:
     for (uint32_t k = 0; k < NEPOCH; k++) {
         const uint32_t i = epoch_slot_index(k);
         std::string e;
-        if ((int)i == u.slot) e = check_epoch_state(after[i], u);
+        if ((int)i == u.slot)
+            e = check_epoch_state(after[i], u);
         else if (memcmp(&before[i], &after[i], sizeof after[i]))
-            e = "changed by a launch that must not touch it: " + slot_words(before[i]) + " -> " + slot_words(after[i]) + "; ";
+            e = "changed by a launch that must not touch it: " + slot_words(before[i]) + " -> " + slot_words(after[i]) +
+                "; ";
         if (e.empty()) continue;
         w += "epoch slot " + std::to_string(i) + ": " + e;
         repair->push_back(i);
@@ -312,6 +339,6 @@ inline std::string check_slots(const std::vector<tidal_slot> &before, const std:
     return w;
 }
 
-}   // namespace th
+} // namespace th
 
 #endif

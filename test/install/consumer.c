@@ -7,7 +7,8 @@
 #include "tidal.h"
 #include "tidal_abi.h"
 
-int main(void) {
+int main(void)
+{
     tidal_smset set;
     size_t errpos = 0;
     int rc = tidal_smset_parse("0-47, 64", &set, NULL, &errpos);

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #define NSM 132
-typedef struct { uint64_t bits[4]; } smset;
+typedef struct {
+    uint64_t bits[4];
+} smset;
 typedef struct {
     char name[32];
     smset mask;
@@ -28,20 +30,33 @@ static unsigned nstreams;
 static __thread char err[256];
 static uint64_t n_launch;
 
-static int fail(int st, const char *msg) { snprintf(err, sizeof err, "%s", msg); return st; }
+static int fail(int st, const char *msg)
+{
+    snprintf(err, sizeof err, "%s", msg);
+    return st;
+}
 
 const char *tidal_strerror(int st)
 {
     switch (st) {
-    case 0: return "ok";
-    case -2: return "SM set does not parse";
-    case -3: return "not initialized";
-    case -4: return "CUDA driver not available";
-    case -7: return "partition exists";
-    case -8: return "not found";
-    case -9: return "not rewritten";
-    case -11: return "no such SM";
-    default: return "error";
+    case 0:
+        return "ok";
+    case -2:
+        return "SM set does not parse";
+    case -3:
+        return "not initialized";
+    case -4:
+        return "CUDA driver not available";
+    case -7:
+        return "partition exists";
+    case -8:
+        return "not found";
+    case -9:
+        return "not rewritten";
+    case -11:
+        return "no such SM";
+    default:
+        return "error";
     }
 }
 const char *tidal_last_error(void) { return err; }
@@ -54,8 +69,16 @@ int tidal_init(unsigned flags)
     inited = 1;
     return 0;
 }
-int tidal_shutdown(void) { inited = 0; return 0; }
-int tidal_device_sms(unsigned *out) { *out = NSM; return 0; }
+int tidal_shutdown(void)
+{
+    inited = 0;
+    return 0;
+}
+int tidal_device_sms(unsigned *out)
+{
+    *out = NSM;
+    return 0;
+}
 
 int tidal_smset_parse(const char *t, smset *out, int *is_all, size_t *errpos)
 {
@@ -80,8 +103,12 @@ int tidal_smset_parse(const char *t, smset *out, int *is_all, size_t *errpos)
         if (a < 0 || b < a) goto bad;
         if (b >= NSM) return fail(-11, "SM beyond the device");
         for (long s = a; s <= b; s++) out->bits[s / 64] |= 1ull << (s % 64);
-        if (*e == ',') e++;
-        else if (*e) { p = e; goto bad; }
+        if (*e == ',')
+            e++;
+        else if (*e) {
+            p = e;
+            goto bad;
+        }
         p = e;
     }
     return 0;
@@ -96,7 +123,10 @@ size_t tidal_smset_format(const smset *s, char *buf, size_t n)
     size_t len = 0;
     tmp[0] = 0;
     for (int i = 0; i < 256;) {
-        if (!((s->bits[i / 64] >> (i % 64)) & 1)) { i++; continue; }
+        if (!((s->bits[i / 64] >> (i % 64)) & 1)) {
+            i++;
+            continue;
+        }
         int j = i;
         while (j + 1 < 256 && ((s->bits[(j + 1) / 64] >> ((j + 1) % 64)) & 1)) j++;
         len += (size_t)snprintf(tmp + len, sizeof tmp - len, len ? ",%d" : "%d", i);
@@ -154,15 +184,37 @@ int tidal_partition_set(part *p, const char *set)
     p->mask = s;
     return 0;
 }
-int tidal_partition_set_mask(part *p, const smset *s) { p->mask = *s; return 0; }
-int tidal_partition_get_mask(part *p, smset *out) { *out = p->mask; return 0; }
+int tidal_partition_set_mask(part *p, const smset *s)
+{
+    p->mask = *s;
+    return 0;
+}
+int tidal_partition_get_mask(part *p, smset *out)
+{
+    *out = p->mask;
+    return 0;
+}
 const char *tidal_partition_name(const part *p) { return p->name; }
-int tidal_partition_destroy(part *p) { p->used = 0; return 0; }
-int tidal_stream_bind(void *s, part *p) { (void)s; (void)p; return 0; }
-int tidal_set_default_partition(part *p) { (void)p; return 0; }
+int tidal_partition_destroy(part *p)
+{
+    p->used = 0;
+    return 0;
+}
+int tidal_stream_bind(void *s, part *p)
+{
+    (void)s;
+    (void)p;
+    return 0;
+}
+int tidal_set_default_partition(part *p)
+{
+    (void)p;
+    return 0;
+}
 int tidal_partition_stream(part *p, int prio, void **out)
 {
-    (void)p; (void)prio;
+    (void)p;
+    (void)prio;
     *out = (void *)(uintptr_t)(0x1000 + 16 * nstreams++);
     return 0;
 }
@@ -196,15 +248,24 @@ int tidal_stats_get(part *p, stats *out)
     out->unknown = 3;
     if (p) {
         out->violations = 0;
-        out->sm_blocks[0] = 7;     /* inside "0-65" */
-        out->sm_blocks[100] = 2;   /* outside it */
+        out->sm_blocks[0] = 7;   /* inside "0-65" */
+        out->sm_blocks[100] = 2; /* outside it */
     }
     return 0;
 }
-int tidal_stats_reset(part *p) { (void)p; n_launch = 0; return 0; }
+int tidal_stats_reset(part *p)
+{
+    (void)p;
+    n_launch = 0;
+    return 0;
+}
 
 /* the process looks interposed */
-int cuLaunchKernel(void) { n_launch++; return 0; }
+int cuLaunchKernel(void)
+{
+    n_launch++;
+    return 0;
+}
 /* FAKE_TIDAL_DESTROY_FAIL=N: the Nth call of cuStreamDestroy_v2 fails (CUDA_ERROR_INVALID_VALUE);
  * fake_streams_destroyed() counts the calls that succeeded */
 static unsigned n_destroy_calls, n_destroyed;

@@ -25,19 +25,18 @@
 #include "runtime_internal.h"
 #include "tidal_abi.h"
 
-
 #define NSM 132
 #define FAKE_OCC 4
 #define FAKE_OPTIN 232448 /* shared memory per block, opt-in (the H200's) */
 
 typedef struct fake_module {
     int rewritten;
-    uint64_t ctl;    /* __tidal_ctl */
+    uint64_t ctl; /* __tidal_ctl */
     uint32_t marker;
     const char *names[4];
     struct fake_fn *fns[4];
-    int case_b;      /* rewritten with case b: defines __tidal_ctl, 8-byte marker */
-    int no_nparams;  /* rewritten by a tidal before NAME__tidal_nparams existed */
+    int case_b;     /* rewritten with case b: defines __tidal_ctl, 8-byte marker */
+    int no_nparams; /* rewritten by a tidal before NAME__tidal_nparams existed */
 } fake_module;
 
 typedef struct fake_fn {
@@ -45,14 +44,14 @@ typedef struct fake_fn {
     fake_module *mod;
     unsigned nparams;
     size_t off[8], size[8];
-    int max_dyn_smem;      /* MAX_DYNAMIC_SHARED_SIZE_BYTES as set; 0: the default, 48 KiB - static */
+    int max_dyn_smem; /* MAX_DYNAMIC_SHARED_SIZE_BYTES as set; 0: the default, 48 KiB - static */
     int loaded;
-    struct fake_fn *kernel_of;   /* non-NULL: a CUkernel, whose CUfunction here is kernel_of */
-    int static_smem;             /* SHARED_SIZE_BYTES */
+    struct fake_fn *kernel_of; /* non-NULL: a CUkernel, whose CUfunction here is kernel_of */
+    int static_smem;           /* SHARED_SIZE_BYTES */
 } fake_fn;
 
-static int fake_errors;            /* failing calls since fake_reset */
-static char fake_error_log[512];   /* their names, in order */
+static int fake_errors;          /* failing calls since fake_reset */
+static char fake_error_log[512]; /* their names, in order */
 static CUresult fake_fail(const char *call, CUresult r)
 {
     fake_errors++;
@@ -61,7 +60,6 @@ static CUresult fake_fail(const char *call, CUresult r)
     return r;
 }
 static int is_kernel(const void *h) { return ((const fake_fn *)h)->kernel_of != NULL; }
-
 
 /* Shared-memory bookkeeping: FuncSetAttribute calls that failed (static + value over
  * FAKE_OPTIN), the smem of the last occupancy query. */
@@ -77,7 +75,7 @@ static struct {
     unsigned char buf[256];
     size_t bufsize;
     int via_ex, nattrs, calls;
-    int gate_held;   /* a sample gate wait was queued and its word was below it at launch time */
+    int gate_held; /* a sample gate wait was queued and its word was below it at launch time */
 } last;
 
 /* The sample gate (launch.c): stream waits on a pinned word. fake_waits counts them; the
@@ -107,18 +105,48 @@ static int fake_gate_below(void)
     return fake_wait_addr && (int32_t)(*(volatile uint32_t *)fake_wait_addr - fake_wait_value) < 0;
 }
 
-static CUresult f_init(unsigned x) { (void)x; return CUDA_SUCCESS; }
-static CUresult f_errname(CUresult r, const char **s) { *s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_X"; return CUDA_SUCCESS; }
+static CUresult f_init(unsigned x)
+{
+    (void)x;
+    return CUDA_SUCCESS;
+}
+static CUresult f_errname(CUresult r, const char **s)
+{
+    *s = r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_X";
+    return CUDA_SUCCESS;
+}
 static CUcontext the_ctx = (CUcontext)0x1000;
-static CUresult f_ctxget(CUcontext *c) { *c = the_ctx; return CUDA_SUCCESS; }
-static CUresult f_ctxset(CUcontext c) { the_ctx = c; return CUDA_SUCCESS; }
-static CUresult f_ctxdev(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
-static CUresult f_devget(CUdevice *d, int o) { (void)o; *d = 0; return CUDA_SUCCESS; }
-static CUresult f_retain(CUcontext *c, CUdevice d) { (void)d; *c = the_ctx; return CUDA_SUCCESS; }
+static CUresult f_ctxget(CUcontext *c)
+{
+    *c = the_ctx;
+    return CUDA_SUCCESS;
+}
+static CUresult f_ctxset(CUcontext c)
+{
+    the_ctx = c;
+    return CUDA_SUCCESS;
+}
+static CUresult f_ctxdev(CUdevice *d)
+{
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+static CUresult f_devget(CUdevice *d, int o)
+{
+    (void)o;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+static CUresult f_retain(CUcontext *c, CUdevice d)
+{
+    (void)d;
+    *c = the_ctx;
+    return CUDA_SUCCESS;
+}
 static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
     (void)d;
-    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT               ? NSM
+    *v = a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT                ? NSM
          : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? FAKE_OPTIN
                                                                       : 0;
     return CUDA_SUCCESS;
@@ -151,14 +179,22 @@ static CUresult f_alloc(CUdeviceptr *p, size_t n)
     *p = (CUdeviceptr)m;
     return m ? CUDA_SUCCESS : fake_fail("cuMemAlloc", CUDA_ERROR_OUT_OF_MEMORY);
 }
-static CUresult f_free(CUdeviceptr p) { free((void *)p); return CUDA_SUCCESS; }
+static CUresult f_free(CUdeviceptr p)
+{
+    free((void *)p);
+    return CUDA_SUCCESS;
+}
 static CUresult f_allochost(void **p, size_t n)
 {
     if (capture_forbids()) return fake_fail("cuMemAllocHost", CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     *p = calloc(1, n);
     return CUDA_SUCCESS;
 }
-static CUresult f_freehost(void *p) { free(p); return CUDA_SUCCESS; }
+static CUresult f_freehost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
 static int fake_memsets;
 static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
 {
@@ -167,10 +203,29 @@ static CUresult f_memset(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
     fake_memsets++;
     return CUDA_SUCCESS;
 }
-static CUresult f_htod(CUdeviceptr d, const void *h, size_t n, CUstream s) { (void)s; memcpy((void *)d, h, n); return CUDA_SUCCESS; }
-static CUresult f_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s) { (void)s; memcpy(h, (void *)d, n); return CUDA_SUCCESS; }
-static CUresult f_screate(CUstream *s, unsigned fl) { (void)fl; *s = (CUstream)0x5000; return CUDA_SUCCESS; }
-static CUresult f_sdestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
+static CUresult f_htod(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    (void)s;
+    memcpy((void *)d, h, n);
+    return CUDA_SUCCESS;
+}
+static CUresult f_dtoh(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    (void)s;
+    memcpy(h, (void *)d, n);
+    return CUDA_SUCCESS;
+}
+static CUresult f_screate(CUstream *s, unsigned fl)
+{
+    (void)fl;
+    *s = (CUstream)0x5000;
+    return CUDA_SUCCESS;
+}
+static CUresult f_sdestroy(CUstream s)
+{
+    (void)s;
+    return CUDA_SUCCESS;
+}
 static CUresult f_ssync(CUstream s)
 {
     (void)s;
@@ -182,12 +237,16 @@ static fake_fn *fn_named(fake_module *fm, const char *name, size_t len)
         if (strlen(fm->names[i]) == len && strncmp(fm->names[i], name, len) == 0) return fm->fns[i];
     return NULL;
 }
-static unsigned char fake_nparams_bytes[64];   /* where every NAME__tidal_nparams "lives" */
+static unsigned char fake_nparams_bytes[64]; /* where every NAME__tidal_nparams "lives" */
 static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
 {
     fake_module *fm = (fake_module *)m;
     if (!fm->rewritten) return fake_fail("cuModuleGetGlobal", CUDA_ERROR_NOT_FOUND);
-    if (fm->case_b && strcmp(name, TIDAL_CTL_SYMBOL) == 0) { *p = (CUdeviceptr)&fm->ctl; *n = 8; return CUDA_SUCCESS; }
+    if (fm->case_b && strcmp(name, TIDAL_CTL_SYMBOL) == 0) {
+        *p = (CUdeviceptr)&fm->ctl;
+        *n = 8;
+        return CUDA_SUCCESS;
+    }
     if (strcmp(name, TIDAL_MARKER_SYMBOL) == 0) {
         *p = (CUdeviceptr)&fm->marker;
         *n = fm->case_b ? TIDAL_MARKER_BYTES_CASE_B : TIDAL_MARKER_BYTES;
@@ -199,7 +258,11 @@ static CUresult f_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name
         char clone[128];
         snprintf(clone, sizeof clone, "%.*s%s", (int)(len - sl), name, TIDAL_RESHAPED_SUFFIX);
         fake_fn *c = fn_named(fm, clone, strlen(clone));
-        if (c) { *p = (CUdeviceptr)fake_nparams_bytes; *n = c->nparams; return CUDA_SUCCESS; }
+        if (c) {
+            *p = (CUdeviceptr)fake_nparams_bytes;
+            *n = c->nparams;
+            return CUDA_SUCCESS;
+        }
     }
     return fake_fail("cuModuleGetGlobal", CUDA_ERROR_NOT_FOUND);
 }
@@ -317,8 +380,8 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 }
 /* As the driver, a launch with more dynamic shared memory than the function is allowed
  * fails (it is still recorded). */
-static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                         unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
+static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                         unsigned smem, CUstream s, void **params, void **extra)
 {
     record(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
     return (int)smem > fake_max_dyn((fake_fn *)f) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -334,10 +397,28 @@ static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params,
 
 /* Events: "running" until fake_finish_all(); capture status from fake_capturing. */
 static int fake_running = 1;
-static CUresult f_evcreate(CUevent *e, unsigned fl) { (void)fl; *e = (CUevent)calloc(1, 8); return CUDA_SUCCESS; }
-static CUresult f_evrecord(CUevent e, CUstream s) { (void)e; (void)s; return CUDA_SUCCESS; }
-static CUresult f_evquery(CUevent e) { (void)e; return fake_running ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
-static CUresult f_evdestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+static CUresult f_evcreate(CUevent *e, unsigned fl)
+{
+    (void)fl;
+    *e = (CUevent)calloc(1, 8);
+    return CUDA_SUCCESS;
+}
+static CUresult f_evrecord(CUevent e, CUstream s)
+{
+    (void)e;
+    (void)s;
+    return CUDA_SUCCESS;
+}
+static CUresult f_evquery(CUevent e)
+{
+    (void)e;
+    return fake_running ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+static CUresult f_evdestroy(CUevent e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
 /* Duration samples: every timed launch "took" fake_ms. */
 static float fake_ms = 0.005f;
 static CUresult f_elapsed(float *ms, CUevent a, CUevent b)
@@ -367,22 +448,48 @@ static CUresult f_capinfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
 }
 
 static tidal_cu fake = {
-    .EventCreate = f_evcreate, .EventRecord = f_evrecord, .EventQuery = f_evquery, .EventDestroy = f_evdestroy,
+    .EventCreate = f_evcreate,
+    .EventRecord = f_evrecord,
+    .EventQuery = f_evquery,
+    .EventDestroy = f_evdestroy,
     .EventElapsedTime = f_elapsed,
-    .StreamIsCapturing = f_capturing, .StreamGetCaptureInfo = f_capinfo,
-    .Init = f_init, .GetErrorName = f_errname, .CtxGetCurrent = f_ctxget, .CtxSetCurrent = f_ctxset,
-    .CtxGetDevice = f_ctxdev, .DeviceGet = f_devget, .DevicePrimaryCtxRetain = f_retain,
-    .DeviceGetAttribute = f_attr, .MemAlloc = f_alloc, .MemFree = f_free, .MemAllocHost = f_allochost,
-    .MemFreeHost = f_freehost, .MemsetD8Async = f_memset, .MemcpyHtoDAsync = f_htod, .MemcpyDtoHAsync = f_dtoh,
-    .StreamCreate = f_screate, .StreamDestroy = f_sdestroy, .StreamSynchronize = f_ssync,
-    .ModuleGetGlobal = f_global, .ModuleGetFunction = f_getfn, .ModuleGetFunctionCount = f_fncount,
-    .ModuleEnumerateFunctions = f_fnenum, .FuncGetModule = f_fnmod, .FuncGetName = f_fnname,
-    .FuncGetParamInfo = f_paraminfo, .FuncGetAttribute = f_fnattr, .FuncSetAttribute = f_fnsetattr,
-    .FuncLoad = f_fnload, .KernelGetFunction = f_kernelfn,
-    .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ, .LaunchKernel = f_launch,
+    .StreamIsCapturing = f_capturing,
+    .StreamGetCaptureInfo = f_capinfo,
+    .Init = f_init,
+    .GetErrorName = f_errname,
+    .CtxGetCurrent = f_ctxget,
+    .CtxSetCurrent = f_ctxset,
+    .CtxGetDevice = f_ctxdev,
+    .DeviceGet = f_devget,
+    .DevicePrimaryCtxRetain = f_retain,
+    .DeviceGetAttribute = f_attr,
+    .MemAlloc = f_alloc,
+    .MemFree = f_free,
+    .MemAllocHost = f_allochost,
+    .MemFreeHost = f_freehost,
+    .MemsetD8Async = f_memset,
+    .MemcpyHtoDAsync = f_htod,
+    .MemcpyDtoHAsync = f_dtoh,
+    .StreamCreate = f_screate,
+    .StreamDestroy = f_sdestroy,
+    .StreamSynchronize = f_ssync,
+    .ModuleGetGlobal = f_global,
+    .ModuleGetFunction = f_getfn,
+    .ModuleGetFunctionCount = f_fncount,
+    .ModuleEnumerateFunctions = f_fnenum,
+    .FuncGetModule = f_fnmod,
+    .FuncGetName = f_fnname,
+    .FuncGetParamInfo = f_paraminfo,
+    .FuncGetAttribute = f_fnattr,
+    .FuncSetAttribute = f_fnsetattr,
+    .FuncLoad = f_fnload,
+    .KernelGetFunction = f_kernelfn,
+    .OccupancyMaxActiveBlocksPerMultiprocessor = f_occ,
+    .LaunchKernel = f_launch,
     .LaunchKernelEx = f_launchex,
     .ThreadExchangeStreamCaptureMode = f_capmode,
-    .StreamWaitValue32 = f_waitvalue, .MemHostGetDevicePointer = f_hostdevptr,
+    .StreamWaitValue32 = f_waitvalue,
+    .MemHostGetDevicePointer = f_hostdevptr,
 };
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
@@ -397,7 +504,6 @@ static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0, 0};
 static fake_fn kk = {.name = "k", .kernel_of = &fk};
 static fake_fn kr = {.name = "r", .kernel_of = &fr};
 static fake_fn ku = {.name = "u", .kernel_of = &fu};
-
 
 static void fake_reset(void)
 {

@@ -16,7 +16,8 @@ typedef struct built {
 } built;
 
 /* Wraps `body` (the statements) in a kernel and builds its CFG. */
-static built build_at(const char *body, const char *file, int line) {
+static built build_at(const char *body, const char *file, int line)
+{
     static char src[8192];
     snprintf(src, sizeof src, PTX_HDR ".visible .entry k()\n{\n%s}\n", body);
     built b = {.m = parse_ok_at(src, file, line)};
@@ -32,13 +33,15 @@ static built build_at(const char *body, const char *file, int line) {
 }
 #define build(body) build_at((body), __FILE__, __LINE__)
 
-static void built_free(built *b) {
+static void built_free(built *b)
+{
     ptx_cfg_free(b->c);
     ptx_module_free(b->m);
 }
 
 /* Expects the CFG of `body` to fail at line:col (lines count from the kernel's '{' + 1 = 6). */
-static void cfg_err_at(const char *body, unsigned line, unsigned col, const char *msg, const char *file, int fline) {
+static void cfg_err_at(const char *body, unsigned line, unsigned col, const char *msg, const char *file, int fline)
+{
     static char src[8192];
     snprintf(src, sizeof src, PTX_HDR ".visible .entry k()\n{\n%s}\n", body);
     ptx_module *m = parse_ok_at(src, file, fline);
@@ -58,7 +61,8 @@ static void cfg_err_at(const char *body, unsigned line, unsigned col, const char
 
 /* Compares an edge list with an expected list (terminated by END). */
 static void check_list_at(const char *what, uint32_t blk, const uint32_t *got, uint32_t n, const uint32_t *want,
-                          const char *file, int line) {
+                          const char *file, int line)
+{
     uint32_t k = 0;
     while (want[k] != END) k++;
     bool ok = k == n;
@@ -72,24 +76,26 @@ static void check_list_at(const char *what, uint32_t blk, const uint32_t *got, u
         _fail(file, line);
     }
 }
-#define succs(b, i, ...)                                                                                 \
+#define succs(b, i, ...)                                                                                               \
     check_list_at("succs", (i), (b)->c->blocks[i].succ, (b)->c->blocks[i].nsucc, (const uint32_t[]){__VA_ARGS__, END}, \
                   __FILE__, __LINE__)
-#define preds(b, i, ...)                                                                                 \
+#define preds(b, i, ...)                                                                                               \
     check_list_at("preds", (i), (b)->c->blocks[i].pred, (b)->c->blocks[i].npred, (const uint32_t[]){__VA_ARGS__, END}, \
                   __FILE__, __LINE__)
 #define no_succs(b, i) assert_int_equal((b)->c->blocks[i].nsucc, 0)
 #define no_preds(b, i) assert_int_equal((b)->c->blocks[i].npred, 0)
 
 /* The label name of block i ("" when unlabeled). */
-static const char *block_label(const built *b, uint32_t i) {
+static const char *block_label(const built *b, uint32_t i)
+{
     uint32_t ls = b->c->blocks[i].label_stmt;
     return ls == NONE ? "" : tok_s(b->m, b->f->stmts[ls].opcode_tok);
 }
 
 /* ------------------------------------------------------------ blocks and edges */
 
-static void test_straight_line(void **state) {
+static void test_straight_line(void **state)
+{
     (void)state;
     built b = build("\t.reg .b32 %r<3>;\n\tmov.u32 %r1, 1;\n\tadd.s32 %r2, %r1, 1;\n\tret;\n");
     assert_int_equal(b.c->nblocks, 1);
@@ -105,7 +111,8 @@ static void test_straight_line(void **state) {
     built_free(&b);
 }
 
-static void test_empty_body_and_falling_off(void **state) {
+static void test_empty_body_and_falling_off(void **state)
+{
     (void)state;
     built b = build("\t.reg .b32 %r1;\n");
     assert_int_equal(b.c->nblocks, 0);
@@ -126,7 +133,8 @@ static void test_empty_body_and_falling_off(void **state) {
     built_free(&b);
 }
 
-static void test_unconditional_bra(void **state) {
+static void test_unconditional_bra(void **state)
+{
     (void)state;
     built b = build("\tmov.u32 %r1, 1;\n\tbra.uni L2;\nL1:\n\tmov.u32 %r1, 2;\nL2:\n\tret;\n");
     assert_int_equal(b.c->nblocks, 3);
@@ -140,7 +148,8 @@ static void test_unconditional_bra(void **state) {
     built_free(&b);
 }
 
-static void test_predicated_bra_and_loop(void **state) {
+static void test_predicated_bra_and_loop(void **state)
+{
     (void)state;
     built b = build("\tmov.u32 %r1, 0;\n"
                     "$L__BB0_1:\n"
@@ -165,7 +174,8 @@ static void test_predicated_bra_and_loop(void **state) {
     built_free(&b);
 }
 
-static void test_predicated_bra_fallthrough(void **state) {
+static void test_predicated_bra_fallthrough(void **state)
+{
     (void)state;
     built b = build("\t@!%p2 bra L;\n\tmov.u32 %r2, 1;\nL:\n\tret;\n");
     assert_int_equal(b.c->nblocks, 3);
@@ -176,7 +186,8 @@ static void test_predicated_bra_fallthrough(void **state) {
     built_free(&b);
 }
 
-static void test_consecutive_labels_share_a_block(void **state) {
+static void test_consecutive_labels_share_a_block(void **state)
+{
     (void)state;
     built b = build("\tbra A;\nA:\nB:\n\t// comment\nC:\n\tmov.u32 %r1, 1;\n\tbra C;\n");
     assert_int_equal(b.c->nblocks, 2);
@@ -194,7 +205,8 @@ static void test_consecutive_labels_share_a_block(void **state) {
     built_free(&b);
 }
 
-static void test_brx_idx(void **state) {
+static void test_brx_idx(void **state)
+{
     (void)state;
     built b = build("\t.reg .b32 %r<3>;\n"
                     "\tts: .branchtargets C0, C1, C2, C1;\n"
@@ -205,7 +217,7 @@ static void test_brx_idx(void **state) {
                     "J:\n\tret;\n");
     assert_int_equal(b.c->nblocks, 5);
     assert_int_equal(b.c->stmt_block[1], NONE); /* the target list is not code */
-    succs(&b, 0, 1, 2, 3); /* list order, duplicates once, no fall-through */
+    succs(&b, 0, 1, 2, 3);                      /* list order, duplicates once, no fall-through */
     preds(&b, 1, 0);
     preds(&b, 2, 0);
     preds(&b, 3, 0);
@@ -219,7 +231,8 @@ static void test_brx_idx(void **state) {
     built_free(&b);
 }
 
-static void test_ret_exit_trap(void **state) {
+static void test_ret_exit_trap(void **state)
+{
     (void)state;
     built b = build("\t@%p1 ret;\n"   /* bb0: exit + fall-through */
                     "\t@!%p2 exit;\n" /* bb1 */
@@ -239,7 +252,8 @@ static void test_ret_exit_trap(void **state) {
     built_free(&b);
 }
 
-static void test_call_ends_a_block(void **state) {
+static void test_call_ends_a_block(void **state)
+{
     (void)state;
     built b = build("\tmov.u32 %r1, 1;\n"
                     "\tcall.uni (retval0), f, (param0);\n"
@@ -256,7 +270,8 @@ static void test_call_ends_a_block(void **state) {
     built_free(&b);
 }
 
-static void test_barriers_do_not_end_blocks(void **state) {
+static void test_barriers_do_not_end_blocks(void **state)
+{
     (void)state;
     built b = build("\tbar.sync 0;\n\tbarrier.cluster.arrive;\n\tbar.warp.sync -1;\n\tret;\n");
     assert_int_equal(b.c->nblocks, 1);
@@ -264,7 +279,8 @@ static void test_barriers_do_not_end_blocks(void **state) {
     built_free(&b);
 }
 
-static void test_nested_scopes_and_scoped_labels(void **state) {
+static void test_nested_scopes_and_scoped_labels(void **state)
+{
     (void)state;
     /* Inline asm repeats a label in sibling scopes; each branch binds to its own. */
     built b = build("\tmov.u32 %r1, 1;\n"
@@ -292,7 +308,8 @@ static void test_nested_scopes_and_scoped_labels(void **state) {
     built_free(&b);
 }
 
-static void test_removed_statements_are_skipped(void **state) {
+static void test_removed_statements_are_skipped(void **state)
+{
     (void)state;
     built b = build("\tbra L;\n\tmov.u32 %r1, 1;\nL:\n\tret;\n");
     assert_int_equal(b.c->nblocks, 3);
@@ -307,7 +324,8 @@ static void test_removed_statements_are_skipped(void **state) {
     built_free(&b);
 }
 
-static void test_cfg_dump(void **state) {
+static void test_cfg_dump(void **state)
+{
     (void)state;
     built b = build("\tmov.u32 %r1, 1;\n\t@%p1 bra L;\n\tcall f, ();\nL:\n\tret;\n");
     char *buf = NULL;
@@ -316,15 +334,17 @@ static void test_cfg_dump(void **state) {
     assert_non_null(f);
     ptx_cfg_dump(b.c, f);
     fclose(f);
-    assert_string_equal(buf, "cfg kernel k: 3 blocks\n"
-                             "  bb0: lines 6-7, 2 instructions; preds: entry; succs: bb2 bb1; ends with predicated bra\n"
-                             "  bb1: lines 8-8, 1 instructions; preds: bb0; succs: bb2; ends with call\n"
-                             "  bb2 (L): lines 9-10, 1 instructions; preds: bb0 bb1; succs: exit; ends with ret\n");
+    assert_string_equal(buf,
+                        "cfg kernel k: 3 blocks\n"
+                        "  bb0: lines 6-7, 2 instructions; preds: entry; succs: bb2 bb1; ends with predicated bra\n"
+                        "  bb1: lines 8-8, 1 instructions; preds: bb0; succs: bb2; ends with call\n"
+                        "  bb2 (L): lines 9-10, 1 instructions; preds: bb0 bb1; succs: exit; ends with ret\n");
     free(buf);
     built_free(&b);
 }
 
-static void test_cfg_errors(void **state) {
+static void test_cfg_errors(void **state)
+{
     (void)state;
     cfg_err("\tbra.uni NOWHERE;\n", 6, 10, "branch to unknown label 'NOWHERE'");
     cfg_err("L:\n\tret;\nL:\n\tret;\n", 8, 1, "duplicate label 'L'");
@@ -343,7 +363,8 @@ static void test_cfg_errors(void **state) {
 
 /* ------------------------------------------------------------ special registers */
 
-static void check_sreg_at(const char *name, ptx_sreg want, int want_comp, const char *file, int line) {
+static void check_sreg_at(const char *name, ptx_sreg want, int want_comp, const char *file, int line)
+{
     int comp = 99;
     ptx_sreg got = ptx_sreg_classify(name, strlen(name), &comp);
     if (got != want || comp != want_comp) {
@@ -353,7 +374,8 @@ static void check_sreg_at(const char *name, ptx_sreg want, int want_comp, const 
 }
 #define check_sreg(name, want, comp) check_sreg_at((name), (want), (comp), __FILE__, __LINE__)
 
-static void test_sreg_vectors(void **state) {
+static void test_sreg_vectors(void **state)
+{
     (void)state;
     static const struct {
         const char *base;
@@ -384,7 +406,8 @@ static void test_sreg_vectors(void **state) {
     }
 }
 
-static void test_sreg_scalars(void **state) {
+static void test_sreg_scalars(void **state)
+{
     (void)state;
     static const struct {
         const char *name;
@@ -442,12 +465,13 @@ static void test_sreg_scalars(void **state) {
     }
 }
 
-static void test_sreg_not_special(void **state) {
+static void test_sreg_not_special(void **state)
+{
     (void)state;
-    static const char *const not[] = {"%r1",   "%rd12",  "%tidx", "%ti",     "%pm",   "%pm8x", "%pm_64",
-                                      "%envreg", "%envregx", "tid",   "%",       "",      "%p1",   "%laneid.y",
-                                      "%ctaid.", "%smid.x", "%f1.x", "%clock32", "%lanemask", "%pm0.x"};
-    for (size_t i = 0; i < sizeof not / sizeof not[0]; i++) check_sreg(not[i], PTX_SREG_NONE, -1);
+    static const char *const not [] = {"%r1",     "%rd12",    "%tidx", "%ti",      "%pm",       "%pm8x", "%pm_64",
+                                       "%envreg", "%envregx", "tid",   "%",        "",          "%p1",   "%laneid.y",
+                                       "%ctaid.", "%smid.x",  "%f1.x", "%clock32", "%lanemask", "%pm0.x"};
+    for (size_t i = 0; i < sizeof not / sizeof not [0]; i++) check_sreg(not [i], PTX_SREG_NONE, -1);
     /* component pointer may be NULL; length, not NUL, ends the name */
     assert_int_equal(ptx_sreg_classify("%ctaid.y", 8, NULL), PTX_SREG_CTAID);
     assert_int_equal(ptx_sreg_classify("%ctaid.yZZZ", 6, NULL), PTX_SREG_CTAID);
@@ -456,7 +480,8 @@ static void test_sreg_not_special(void **state) {
     assert_int_equal(comp, 2);
 }
 
-static void test_count_sregs(void **state) {
+static void test_count_sregs(void **state)
+{
     (void)state;
     built b = build("\tmov.u32 %r1, %ctaid.x;\n"
                     "\tmad.lo.s32 %r2, %ctaid.y, %ntid.x, %tid.x;\n"
@@ -481,7 +506,8 @@ static void test_count_sregs(void **state) {
 
 /* ------------------------------------------------------------ barriers and stats */
 
-static void test_barrier_classification(void **state) {
+static void test_barrier_classification(void **state)
+{
     (void)state;
     static const struct {
         const char *op;
@@ -528,7 +554,8 @@ static void test_barrier_classification(void **state) {
     }
 }
 
-static void test_func_stats(void **state) {
+static void test_func_stats(void **state)
+{
     (void)state;
     built b = build("\t.reg .b32 %r<4>;\n"
                     "\tmov.u32 %r1, %tid.x;\n"
@@ -563,7 +590,8 @@ static void test_func_stats(void **state) {
     built_free(&b);
 }
 
-static void test_stats_print(void **state) {
+static void test_stats_print(void **state)
+{
     (void)state;
     ptx_module *m = parse_ok(PTX_HDR ".extern .func f();\n"
                                      ".visible .entry k()\n{\n\tmov.u32 %r1, %smid;\n\tbar.sync 0;\n\tret;\n}\n"
@@ -592,7 +620,8 @@ static void test_stats_print(void **state) {
     ptx_module_free(m);
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_straight_line),
         cmocka_unit_test(test_empty_body_and_falling_off),

@@ -269,9 +269,9 @@ static void test_names_and_paths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_simple_verbs),  cmocka_unit_test(test_create_set),
+        cmocka_unit_test(test_simple_verbs),        cmocka_unit_test(test_create_set),
         cmocka_unit_test(test_destroy_hist_tenant), cmocka_unit_test(test_stats_lines),
-        cmocka_unit_test(test_bad_bytes),     cmocka_unit_test(test_linebuf),
+        cmocka_unit_test(test_bad_bytes),           cmocka_unit_test(test_linebuf),
         cmocka_unit_test(test_names_and_paths),
     };
     return cmocka_run_group_tests_name("control_proto", tests, NULL, NULL);

@@ -11,7 +11,8 @@ typedef struct lexed {
     int rc;
 } lexed;
 
-static void lex_n(lexed *lx, const char *src, size_t len) {
+static void lex_n(lexed *lx, const char *src, size_t len)
+{
     memset(lx, 0, sizeof *lx);
     lx->m.src = src;
     lx->m.len = len;
@@ -23,7 +24,8 @@ static void lex_done(lexed *lx) { free(lx->m.toks); }
 
 /* Checks token i: kind, exact text, line, col. */
 static void check_tok_at(const lexed *lx, uint32_t i, ptx_tok_kind kind, const char *text, unsigned line, unsigned col,
-                         const char *file, int fline) {
+                         const char *file, int fline)
+{
     if (i >= lx->m.ntoks) {
         print_error("%s:%d: token %u missing (only %u tokens)\n", file, fline, i, lx->m.ntoks);
         _fail(file, fline);
@@ -41,10 +43,12 @@ static void check_tok_at(const lexed *lx, uint32_t i, ptx_tok_kind kind, const c
         _fail(file, fline);
     }
 }
-#define check_tok(lx, i, kind, text, line, col) check_tok_at((lx), (i), (kind), (text), (line), (col), __FILE__, __LINE__)
+#define check_tok(lx, i, kind, text, line, col) \
+    check_tok_at((lx), (i), (kind), (text), (line), (col), __FILE__, __LINE__)
 
 static void expect_lex_error_at(const char *src, size_t len, unsigned line, unsigned col, const char *msg,
-                                const char *file, int fline) {
+                                const char *file, int fline)
+{
     lexed lx;
     lex_n(&lx, src, len);
     if (lx.rc != -1 || lx.d.line != line || lx.d.col != col || strcmp(lx.d.msg, msg) != 0) {
@@ -59,7 +63,8 @@ static void expect_lex_error_at(const char *src, size_t len, unsigned line, unsi
 
 /* ------------------------------------------------------------------ tests */
 
-static void test_instruction_tokens(void **state) {
+static void test_instruction_tokens(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "\tld.global.nc.v4.f32 {%f1, %f2}, [%rd1+16];");
@@ -86,14 +91,16 @@ static void test_instruction_tokens(void **state) {
     lex_done(&lx);
 }
 
-static void test_long_dotted_opcodes(void **state) {
+static void test_long_dotted_opcodes(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {%r3, %r4}], "
              "[%r5];\nmbarrier.try_wait.parity.shared::cta.b64 P1, [%r1], %r2;\n"
              "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 x;");
     assert_int_equal(lx.rc, 0);
-    check_tok(&lx, 0, PTX_TK_IDENT, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", 1, 1);
+    check_tok(&lx, 0, PTX_TK_IDENT, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes", 1,
+              1);
     check_tok(&lx, 1, PTX_TK_PUNCT, "[", 1, 77);
     uint32_t i = 0;
     while (lx.m.toks[i].line == 1) i++;
@@ -104,7 +111,8 @@ static void test_long_dotted_opcodes(void **state) {
     lex_done(&lx);
 }
 
-static void test_special_and_range_registers(void **state) {
+static void test_special_and_range_registers(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, ".reg .b32 %r<100>;\nmov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %cluster_ctarank;");
@@ -123,7 +131,8 @@ static void test_special_and_range_registers(void **state) {
     lex_done(&lx);
 }
 
-static void test_directives_and_qualifiers(void **state) {
+static void test_directives_and_qualifiers(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, ".visible .entry k()\n.shared::cluster .align 8 .b8 buf[16];");
@@ -142,7 +151,8 @@ static void test_directives_and_qualifiers(void **state) {
     lex_done(&lx);
 }
 
-static void test_integer_literals(void **state) {
+static void test_integer_literals(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "0x1F 017 0b101 12U 7u 0 0X7fffffff 4294967295");
@@ -159,7 +169,8 @@ static void test_integer_literals(void **state) {
     lex_done(&lx);
 }
 
-static void test_float_literals(void **state) {
+static void test_float_literals(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "0f3F800000 0d3FF0000000000000 0F7FC00000 1.5 1e3 2.5E-2 .5 1.");
@@ -176,7 +187,8 @@ static void test_float_literals(void **state) {
     lex_done(&lx);
 }
 
-static void test_negative_immediates_are_two_tokens(void **state) {
+static void test_negative_immediates_are_two_tokens(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "add.s32 %r1, %r2, -1;");
@@ -186,7 +198,8 @@ static void test_negative_immediates_are_two_tokens(void **state) {
     lex_done(&lx);
 }
 
-static void test_strings_with_escapes(void **state) {
+static void test_strings_with_escapes(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, ".file 1 \"a \\\"quoted\\\" \\\\ path.cu\", 17\n.pragma \"nounroll\";");
@@ -201,7 +214,8 @@ static void test_strings_with_escapes(void **state) {
     lex_done(&lx);
 }
 
-static void test_comments_are_skipped(void **state) {
+static void test_comments_are_skipped(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "a // line comment ; b\n/* block\n comment */ b/*x*/c // end");
@@ -218,7 +232,8 @@ static void test_comments_are_skipped(void **state) {
     lex_done(&lx);
 }
 
-static void test_line_col_tabs_and_crlf(void **state) {
+static void test_line_col_tabs_and_crlf(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "\t\tret;\r\n\r\n  exit;\r\n");
@@ -231,7 +246,8 @@ static void test_line_col_tabs_and_crlf(void **state) {
     lex_done(&lx);
 }
 
-static void test_labels_modulo_and_punct(void **state) {
+static void test_labels_modulo_and_punct(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "$L__BB0_1: @!%p1 bra $L__BB0_1; x % 4 | ^ ~ ? = & *");
@@ -252,7 +268,8 @@ static void test_labels_modulo_and_punct(void **state) {
     lex_done(&lx);
 }
 
-static void test_empty_and_blank_input(void **state) {
+static void test_empty_and_blank_input(void **state)
+{
     (void)state;
     lexed lx;
     lex(&lx, "");
@@ -268,7 +285,8 @@ static void test_empty_and_blank_input(void **state) {
     lex_done(&lx);
 }
 
-static void test_many_tokens_grow(void **state) {
+static void test_many_tokens_grow(void **state)
+{
     (void)state;
     /* Far more tokens than the initial len/5 estimate: ";" is one token per byte. */
     size_t n = 100000;
@@ -285,21 +303,24 @@ static void test_many_tokens_grow(void **state) {
     free(s);
 }
 
-static void test_error_unterminated_comment(void **state) {
+static void test_error_unterminated_comment(void **state)
+{
     (void)state;
     expect_lex_error("ret;\n  /* no end\n\n", 2, 3, "unterminated /* comment");
     expect_lex_error("/*", 1, 1, "unterminated /* comment");
     expect_lex_error("a /* x *", 1, 3, "unterminated /* comment");
 }
 
-static void test_error_unterminated_string(void **state) {
+static void test_error_unterminated_string(void **state)
+{
     (void)state;
     expect_lex_error(".pragma \"abc", 1, 9, "unterminated string literal");
     expect_lex_error("x\n .file 1 \"abc\n\"", 2, 10, "unterminated string literal");
     expect_lex_error("\"ends in escape\\", 1, 1, "unterminated string literal");
 }
 
-static void test_error_bad_numbers(void **state) {
+static void test_error_bad_numbers(void **state)
+{
     (void)state;
     expect_lex_error("mov.f32 %f1, 0f3F80;", 1, 14, "hexadecimal float literal needs exactly 8 hex digits");
     expect_lex_error("\n  0d3FF00000;", 2, 3, "hexadecimal float literal needs exactly 16 hex digits");
@@ -310,7 +331,8 @@ static void test_error_bad_numbers(void **state) {
     expect_lex_error("1.5f", 1, 4, "invalid character 'f' in number");
 }
 
-static void test_error_bad_bytes(void **state) {
+static void test_error_bad_bytes(void **state)
+{
     (void)state;
     expect_lex_error("ret;\n\t#include", 2, 2, "unexpected character '#'");
     expect_lex_error("a `b`", 1, 3, "unexpected character '`'");
@@ -319,14 +341,16 @@ static void test_error_bad_bytes(void **state) {
     expect_lex_error("\x01", 1, 1, "unexpected byte 0x01");
 }
 
-static void test_error_bad_directive_dot(void **state) {
+static void test_error_bad_directive_dot(void **state)
+{
     (void)state;
     expect_lex_error(".version 8.0\n. entry", 2, 1, "expected a directive name after '.'");
     expect_lex_error(".%r1", 1, 1, "expected a directive name after '.'");
     expect_lex_error("x .", 1, 3, "expected a directive name after '.'");
 }
 
-int main(void) {
+int main(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instruction_tokens),
         cmocka_unit_test(test_long_dotted_opcodes),

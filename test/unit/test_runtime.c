@@ -126,7 +126,7 @@ static void test_partitions(void **state)
     assert_int_equal(tidal_partition_create("be", "all", &be), TIDAL_OK);
     tidal_smset m;
     tidal_partition_get_mask(be, &m);
-    assert_int_equal(tidal_smset_count(&m), NSM);   /* "all" = this device's SMs */
+    assert_int_equal(tidal_smset_count(&m), NSM); /* "all" = this device's SMs */
 
     /* the device block: header mask, slot table size, histogram pointer */
     tidal_launch tl = launch_k(ls, 1000, (CUstream)0x77);
@@ -134,8 +134,8 @@ static void test_partitions(void **state)
     const tidal_partition *dp = (const tidal_partition *)(uintptr_t)tl.partition;
     assert_int_equal(dp->mask[0], ~0ull >> 16);
     assert_int_equal(dp->mask[1], 0);
-    assert_int_equal(dp->slot_mask, 127);    /* probe slots - 1 */
-    assert_int_equal(dp->probe_base, 128);   /* after the stream slots */
+    assert_int_equal(dp->slot_mask, 127);  /* probe slots - 1 */
+    assert_int_equal(dp->probe_base, 128); /* after the stream slots */
     assert_int_not_equal(dp->sm_blocks, 0);
 
     /* live change reaches the device block */
@@ -143,7 +143,7 @@ static void test_partitions(void **state)
     assert_int_equal(dp->mask[0], 0xfull);
     assert_int_equal(dp->mask[1], 1ull);
     assert_int_equal(tidal_partition_set(ls, "0-,"), TIDAL_ERR_PARSE);
-    assert_int_equal(dp->mask[0], 0xfull);   /* a failed set changes nothing */
+    assert_int_equal(dp->mask[0], 0xfull); /* a failed set changes nothing */
 
     /* bound partitions cannot go away */
     assert_int_equal(tidal_partition_destroy(ls), TIDAL_ERR_BUSY);
@@ -191,7 +191,7 @@ static void test_launch_reshapes(void **state)
     assert_int_equal(tl.grid[2], 1);
     assert_int_equal(tl.chunk, 1);
     assert_int_equal(tl.sh_off, 512);
-    assert_true(fk.loaded && fkc.loaded && fr.loaded);   /* the module was loaded eagerly */
+    assert_true(fk.loaded && fkc.loaded && fr.loaded); /* the module was loaded eagerly */
     /* the stream on all SMs is not inside 0-47: dynamic mode, in the stream's own slot,
      * whose tag now keeps probe-mode launches out; the first epoch is 1 */
     assert_int_equal(tl.flags, TIDAL_LAUNCH_HIST);
@@ -282,7 +282,7 @@ static void test_launch_static(void **state)
     memcpy(&tl, last.params[2], sizeof tl);
     assert_int_equal(tl.slot, cap_slot);
     assert_int_equal(tl.epoch, 2);
-    assert_int_equal(fake_memsets, m0 + 1);   /* one reset per capture */
+    assert_int_equal(fake_memsets, m0 + 1); /* one reset per capture */
     /* another capture: another slot, numbered from 1 again */
     fake_capture_id = 8;
     assert_int_equal(tidal_launch_kernel(&fk, 5000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
@@ -335,13 +335,13 @@ static void test_launch_hybrid(void **state)
     int a1 = 0;
     void *params[] = {&a0, &a1};
     tidal_stats st;
-    fake_ms = 0.005f;   /* 5 us: short */
+    fake_ms = 0.005f; /* 5 us: short */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fkc);   /* not measured yet: the clone, timed (it obeys the mask) */
+    assert_ptr_equal(last.f, &fkc); /* not measured yet: the clone, timed (it obeys the mask) */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fkc);   /* the sample has not completed: the clone again */
+    assert_ptr_equal(last.f, &fkc); /* the sample has not completed: the clone again */
     fake_running = 0;
-    for (int i = 0; i < 3; i++) {     /* the clone's sample says short: the original */
+    for (int i = 0; i < 3; i++) { /* the clone's sample says short: the original */
         assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
         assert_ptr_equal(last.f, &fk);
         assert_int_equal(last.grid[0], 300);
@@ -355,7 +355,7 @@ static void test_launch_hybrid(void **state)
     assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
     assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    assert_ptr_equal(last.f, &fk);    /* the trial */
+    assert_ptr_equal(last.f, &fk); /* the trial */
     fake_ms = 0.007f;
     for (int i = 0; i < 3; i++) {
         assert_int_equal(tidal_launch_kernel(&fk, 9000, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
@@ -419,7 +419,7 @@ static void test_sample_gate(void **state)
     assert_int_equal(fake_waits, 1);
     assert_int_equal(fake_wait_flags, CU_STREAM_WAIT_VALUE_GEQ);
     assert_true(last.gate_held);
-    assert_false(fake_gate_below());   /* released after the end event */
+    assert_false(fake_gate_below()); /* released after the end event */
     cuuint32_t first = fake_wait_value;
     /* its sample is still in flight: the next clone is not timed, no wait */
     assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
@@ -477,11 +477,11 @@ static void test_static_first_chunk(void **state)
     int occ = 0;
     fake.OccupancyMaxActiveBlocksPerMultiprocessor(&occ, (CUfunction)&fkc, 256, 0);
     const uint64_t workers = (uint64_t)occ * 132, logical = 100000;
-    fake_ms = 0.1f;   /* 100 us for the grid: long, the clone (hybrid placement) */
+    fake_ms = 0.1f; /* 100 us for the grid: long, the clone (hybrid placement) */
     assert_int_equal(tidal_launch_kernel(&fk, (unsigned)logical, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     memcpy(&tl, last.params[2], sizeof tl);
     assert_int_equal(tl.flags & TIDAL_LAUNCH_STATIC, TIDAL_LAUNCH_STATIC);
-    assert_int_equal(tl.first, 0);   /* not measured yet */
+    assert_int_equal(tl.first, 0); /* not measured yet */
     assert_int_equal(tl.base, (uint32_t)(workers * tl.chunk));
     fake_running = 0;
     assert_int_equal(tidal_launch_kernel(&fk, (unsigned)logical, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
@@ -490,8 +490,9 @@ static void test_static_first_chunk(void **state)
     uint64_t fit = (uint64_t)(20.0 / (100.0 * (double)workers / (double)logical));
     uint64_t want = logical * 3 / 4 / workers;
     if (want > fit) want = fit;
-    if (want <= tl.chunk) fail_msg("workers %llu chunk %u fit %llu want %llu", (unsigned long long)workers, tl.chunk,
-                                   (unsigned long long)fit, (unsigned long long)want);
+    if (want <= tl.chunk)
+        fail_msg("workers %llu chunk %u fit %llu want %llu", (unsigned long long)workers, tl.chunk,
+                 (unsigned long long)fit, (unsigned long long)want);
     assert_int_equal(tl.first, (uint32_t)want);
     assert_int_equal(tl.base, (uint32_t)(last.grid[0] * tl.first));
     assert_true(tl.base < logical);
@@ -553,7 +554,7 @@ static void test_partition_stream(void **state)
     assert_int_equal(tidal_partition_stream(b, 0, &sb), TIDAL_OK);
     assert_non_null(sa);
     assert_int_equal(tidal_partition_stream(NULL, 0, &sa), TIDAL_ERR_INVALID);
-    assert_int_equal(tidal_partition_destroy(b), TIDAL_ERR_BUSY);   /* its stream is bound */
+    assert_int_equal(tidal_partition_destroy(b), TIDAL_ERR_BUSY); /* its stream is bound */
     assert_int_equal(tidal_stream_bind(sb, NULL), TIDAL_OK);
 }
 
@@ -625,14 +626,22 @@ static void test_launch_ex_and_smem(void **state)
     memset(&attr, 0, sizeof attr);
     attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
     attr.value.priority = 1;
-    CUlaunchConfig c = {.gridDimX = 50, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
-                        .blockDimZ = 1, .sharedMemBytes = 0, .hStream = s, .attrs = &attr, .numAttrs = 1};
-    tidal_launch_req q = {.f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s,
-                          .params = params, .ex = &c};
+    CUlaunchConfig c = {.gridDimX = 50,
+                        .gridDimY = 1,
+                        .gridDimZ = 1,
+                        .blockDimX = 64,
+                        .blockDimY = 1,
+                        .blockDimZ = 1,
+                        .sharedMemBytes = 0,
+                        .hStream = s,
+                        .attrs = &attr,
+                        .numAttrs = 1};
+    tidal_launch_req q = {
+        .f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s, .params = params, .ex = &c};
     assert_int_equal(tidal__launch(&q), CUDA_SUCCESS);
     assert_true(last.via_ex);
     assert_ptr_equal(last.f, &fkc);
-    assert_int_equal(last.nattrs, 1);   /* attributes kept */
+    assert_int_equal(last.nattrs, 1); /* attributes kept */
     assert_int_equal(last.grid[0], 50);
     /* cooperative launches keep the original */
     attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -730,7 +739,7 @@ static void test_launch_smem_tail(void **state)
     fk.static_smem = fkc.static_smem = 1024;
     tidal_stats_get(NULL, &st0);
     fk.max_dyn_smem = FAKE_OPTIN - 1024;
-    const unsigned fits = FAKE_OPTIN - 1024 - TIDAL_SH_BYTES;   /* the most a clone takes */
+    const unsigned fits = FAKE_OPTIN - 1024 - TIDAL_SH_BYTES; /* the most a clone takes */
     assert_int_equal(tidal_launch_kernel(&fk, 500, 1, 1, 128, 1, 1, 48 * 1024, s, params, NULL), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
     assert_int_equal(fkc.max_dyn_smem, 48 * 1024 + TIDAL_SH_BYTES);
@@ -758,10 +767,10 @@ static void test_launch_smem_tail(void **state)
     assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 1);
     assert_int_equal(st.launches_unmasked - st0.launches_unmasked, 1);
     assert_int_equal(st.launches_rewritten - st0.launches_rewritten, 2);
-    l.smem = fits + 1;   /* 8-aligned, the words no longer fit either */
+    l.smem = fits + 1; /* 8-aligned, the words no longer fit either */
     capture_stderr(do_launch, &l);
     assert_ptr_equal(last.f, &fk);
-    assert_string_equal(captured, "");   /* said once */
+    assert_string_equal(captured, ""); /* said once */
     tidal_stats_get(NULL, &st);
     assert_int_equal(st.launches_smem_full - st0.launches_smem_full, 2);
     /* the clone's allowance was not touched by the launches that did not fit */
@@ -798,7 +807,7 @@ static void test_module_attach(void **state)
     assert_int_not_equal(mrw.ctl, 0);
     const tidal_partition *dp = (const tidal_partition *)(uintptr_t)mrw.ctl;
     assert_int_equal(dp->mask[0], 0xffull);
-    assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);   /* idempotent */
+    assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK); /* idempotent */
     assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_ERR_BUSY);
     assert_int_equal(tidal_partition_destroy(a), TIDAL_ERR_BUSY);
     /* a kernel of the attached module, launched on a stream bound to no partition, obeys
@@ -848,7 +857,7 @@ static void test_flow_in(void **state)
     tidal_launch owner;
     memcpy(&owner, last.params[2], sizeof owner);
     assert_int_equal(last.smem, TIDAL_CLONE_SMEM(100));
-    assert_int_equal(owner.flags, TIDAL_LAUNCH_HIST);   /* 0-65 of all: dynamic, epoch mode */
+    assert_int_equal(owner.flags, TIDAL_LAUNCH_HIST); /* 0-65 of all: dynamic, epoch mode */
     assert_int_equal(owner.epoch, 1);
     unsigned owner_grid = last.grid[0];
 
@@ -860,11 +869,11 @@ static void test_flow_in(void **state)
     assert_int_equal(tidal_partition_set(p, "0-131"), TIDAL_OK);
     assert_int_equal(last.calls, 1);
     assert_ptr_equal(last.f, &fkc);
-    assert_int_equal(last.grid[0], FAKE_OCC * 100);   /* occupancy x the 100 SMs added */
+    assert_int_equal(last.grid[0], FAKE_OCC * 100); /* occupancy x the 100 SMs added */
     assert_true(last.grid[0] < owner_grid);
     assert_int_equal(last.block[0], 128);
-    assert_int_equal(last.smem, TIDAL_CLONE_SMEM(100));   /* the owner's, words included */
-    assert_int_not_equal(last.stream, s);   /* beside the owner, not behind it */
+    assert_int_equal(last.smem, TIDAL_CLONE_SMEM(100)); /* the owner's, words included */
+    assert_int_not_equal(last.stream, s);               /* beside the owner, not behind it */
     assert_int_equal(last.bufsize, 16 + sizeof(tidal_launch));
     uint64_t b0;
     int b1;
@@ -910,7 +919,7 @@ static void test_env_partition(void **state)
     assert_int_equal(tidal_init(0), TIDAL_OK);
     tidal_part *p;
     assert_int_equal(tidal_partition_find("be", &p), TIDAL_OK);
-    tidal_launch tl = launch_k(NULL, 500, (CUstream)0x31);   /* unbound stream: default partition */
+    tidal_launch tl = launch_k(NULL, 500, (CUstream)0x31); /* unbound stream: default partition */
     assert_int_not_equal(tl.partition, 0);
     assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[1], ~0ull);
     tidal_shutdown();
@@ -921,8 +930,10 @@ static void test_env_partition(void **state)
     assert_int_equal(tidal_init(0), TIDAL_ERR_PARSE);
     unsetenv("TIDAL_PARTITION");
     /* the numeric knobs: out of range or not a number is an error that names them */
-    static const char *const bad[][2] = {{"TIDAL_STATIC_SHARE", "101"}, {"TIDAL_CHUNK_US", "0"},
-                                         {"TIDAL_MAX_CHUNK", "65"}, {"TIDAL_SHORT_US", "2x"},
+    static const char *const bad[][2] = {{"TIDAL_STATIC_SHARE", "101"},
+                                         {"TIDAL_CHUNK_US", "0"},
+                                         {"TIDAL_MAX_CHUNK", "65"},
+                                         {"TIDAL_SHORT_US", "2x"},
                                          {"TIDAL_SAMPLE_GATE", "2"}};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv(bad[i][0], bad[i][1], 1);
@@ -948,7 +959,7 @@ static void test_init_inside_capture(void **state)
     fake_capture_strict = 1;
     assert_int_equal(tidal__ensure_init(), 0);
     assert_int_equal(fake_capture_violations, 0);
-    assert_int_equal(fake_thread_mode, CU_STREAM_CAPTURE_MODE_GLOBAL);   /* the thread's mode put back */
+    assert_int_equal(fake_thread_mode, CU_STREAM_CAPTURE_MODE_GLOBAL); /* the thread's mode put back */
     tidal_part *p;
     assert_int_equal(tidal_partition_find("ls", &p), TIDAL_OK);
     fake_capture_strict = 0;
@@ -967,14 +978,14 @@ static void test_module_attach_no_case_b(void **state)
     assert_int_equal(tidal_partition_create("a", "0-7", &a), TIDAL_OK);
     assert_int_equal(tidal_partition_create("b", "8-15", &b), TIDAL_OK);
     assert_int_equal(tidal_module_attach(&mrw, a), TIDAL_OK);
-    assert_int_equal(mrw.ctl, 0);   /* no device word */
+    assert_int_equal(mrw.ctl, 0); /* no device word */
     tidal_launch tl = launch_k(NULL, 300, (CUstream)0x5b);
     assert_int_not_equal(tl.partition, 0);
     assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[0], 0xffull);
-    assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_OK);   /* moves */
+    assert_int_equal(tidal_module_attach(&mrw, b), TIDAL_OK); /* moves */
     tl = launch_k(NULL, 300, (CUstream)0x5b);
     assert_int_equal(((const tidal_partition *)(uintptr_t)tl.partition)->mask[0], 0xff00ull);
-    assert_int_equal(tidal_partition_destroy(a), TIDAL_OK);   /* no longer attached */
+    assert_int_equal(tidal_partition_destroy(a), TIDAL_OK); /* no longer attached */
     assert_int_equal(tidal_partition_destroy(b), TIDAL_ERR_BUSY);
     assert_int_equal(mrw.ctl, 0);
 }
@@ -1008,8 +1019,8 @@ static void test_no_failing_calls(void **state)
     assert_int_equal(tidal_launch_kernel(&fu, 50, 1, 1, 128, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fu);
     /* ... and by CUkernel: from the cudart wrappers (__cudaLaunchKernel's cudaKernel_t) */
-    tidal_launch_req rq = {.f = (CUfunction)&kk, .grid = {300, 1, 1}, .block = {128, 1, 1}, .stream = s,
-                           .params = params, .kernel = 1};
+    tidal_launch_req rq = {
+        .f = (CUfunction)&kk, .grid = {300, 1, 1}, .block = {128, 1, 1}, .stream = s, .params = params, .kernel = 1};
     assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
     rq.f = (CUfunction)&kr;
@@ -1032,10 +1043,10 @@ static void test_no_failing_calls(void **state)
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
     assert_int_equal(tidal_launch_kernel(&fk, 64, 1, 1, 32, 1, 1, 0, s, NULL, extra), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
-    CUlaunchConfig c = {.gridDimX = 50, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1,
-                        .blockDimZ = 1, .hStream = s};
-    tidal_launch_req qx = {.f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s,
-                           .params = params, .ex = &c};
+    CUlaunchConfig c = {
+        .gridDimX = 50, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 64, .blockDimY = 1, .blockDimZ = 1, .hStream = s};
+    tidal_launch_req qx = {
+        .f = (CUfunction)&fk, .grid = {50, 1, 1}, .block = {64, 1, 1}, .stream = s, .params = params, .ex = &c};
     assert_int_equal(tidal__launch(&qx), CUDA_SUCCESS);
     assert_true(last.via_ex);
     fk.max_dyn_smem = 100000;
@@ -1077,7 +1088,7 @@ static void test_no_failing_calls(void **state)
     assert_int_equal(tidal_partition_destroy(all), TIDAL_OK);
     assert_int_equal(tidal_shutdown(), TIDAL_OK);
     if (fake_errors) fail_msg("%d failing driver calls: %s", fake_errors, fake_error_log);
-    assert_int_equal(tidal_init(0), TIDAL_OK);   /* for teardown */
+    assert_int_equal(tidal_init(0), TIDAL_OK); /* for teardown */
 }
 
 /* Handles and modules outside that: a CUkernel made where libtidal did not see it still
@@ -1111,7 +1122,7 @@ static void test_unseen_kernel_and_old_module(void **state)
     fake_error_log[0] = '\0';
     assert_int_equal(tidal_init(0), TIDAL_OK);
     tidal_launch tl = launch_k(NULL, 500, (CUstream)0x64);
-    assert_int_equal(tl.partition, 0);   /* no partition: the original */
+    assert_int_equal(tl.partition, 0); /* no partition: the original */
     assert_int_equal(tidal_partition_create("o", "0-65", &p), TIDAL_OK);
     tl = launch_k(p, 500, (CUstream)0x64);
     assert_ptr_equal(last.f, &fkc);

@@ -49,8 +49,8 @@ static void sleep_ms(int ms)
 
 static int start_daemon(int reset)
 {
-    const char *argv[] = {TIDALD_PATH, reset ? "--reset" : "--socket", reset ? "--socket" : sock,
-                          reset ? sock : NULL, NULL};
+    const char *argv[] = {TIDALD_PATH, reset ? "--reset" : "--socket", reset ? "--socket" : sock, reset ? sock : NULL,
+                          NULL};
     daemon_pid = spawn(argv);
     const char *ping[] = {TIDALCTL_PATH, "ping", NULL};
     for (int i = 0; i < 100; i++) {
@@ -127,7 +127,7 @@ static void test_tidald_partitions_follow_tidalctl(void **state)
     assert_int_equal(tidal_partition_find("be", &be), TIDAL_OK);
     const tidal_partition *dp = launched_partition();
     assert_int_equal(dp->mask[0], ~0ull << 48);
-    assert_int_equal(dp->mask[2], (1ull << 4) - 1);   /* 128-131 */
+    assert_int_equal(dp->mask[2], (1ull << 4) - 1); /* 128-131 */
 
     /* tidalctl set reaches the device block of the running process */
     const char *set[] = {TIDALCTL_PATH, "set", "be", "0-9", NULL};

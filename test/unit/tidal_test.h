@@ -23,7 +23,8 @@
 #define PTX_HDR ".version 8.0\n.target sm_90a\n.address_size 64\n"
 
 /* Parses `src`; fails the test (printing the diagnostic) when it does not parse. */
-static inline ptx_module *parse_ok_at(const char *src, const char *file, int line) {
+static inline ptx_module *parse_ok_at(const char *src, const char *file, int line)
+{
     ptx_diag d;
     ptx_module *m = ptx_parse("t.ptx", src, strlen(src), &d);
     if (!m) {
@@ -36,7 +37,8 @@ static inline ptx_module *parse_ok_at(const char *src, const char *file, int lin
 
 /* Expects `src` (len bytes) to be rejected at line:col with a message containing `msg`. */
 static inline void parse_err_at(const char *src, size_t len, unsigned line, unsigned col, const char *msg,
-                                const char *file, int fline) {
+                                const char *file, int fline)
+{
     ptx_diag d;
     ptx_module *m = ptx_parse("t.ptx", src, len, &d);
     if (m) {
@@ -45,8 +47,8 @@ static inline void parse_err_at(const char *src, size_t len, unsigned line, unsi
         _fail(file, fline);
     }
     if (d.line != line || d.col != col || !strstr(d.msg, msg) || d.nerrors < 1) {
-        print_error("%s:%d: got error %u:%u '%s', expected %u:%u '%s'\n", file, fline, d.line, d.col, d.msg,
-                    line, col, msg);
+        print_error("%s:%d: got error %u:%u '%s', expected %u:%u '%s'\n", file, fline, d.line, d.col, d.msg, line, col,
+                    msg);
         _fail(file, fline);
     }
 }
@@ -54,7 +56,8 @@ static inline void parse_err_at(const char *src, size_t len, unsigned line, unsi
 #define parse_err_n(src, len, line, col, msg) parse_err_at((src), (len), (line), (col), (msg), __FILE__, __LINE__)
 
 /* The printed module (malloc'd). */
-static inline char *print_str(const ptx_module *m) {
+static inline char *print_str(const ptx_module *m)
+{
     size_t n = 0;
     char *s = ptx_print_to_string(m, &n);
     assert_non_null(s);
@@ -63,21 +66,23 @@ static inline char *print_str(const ptx_module *m) {
 }
 
 /* Asserts the module prints as `want`. */
-#define assert_prints(m, want)                 \
-    do {                                       \
-        char *got_ = print_str(m);             \
-        assert_string_equal(got_, (want));     \
-        free(got_);                            \
+#define assert_prints(m, want)             \
+    do {                                   \
+        char *got_ = print_str(m);         \
+        assert_string_equal(got_, (want)); \
+        free(got_);                        \
     } while (0)
 
 /* Token text as a NUL-terminated string (static buffer: one use per expression). */
-static inline const char *tok_s(const ptx_module *m, uint32_t t) {
+static inline const char *tok_s(const ptx_module *m, uint32_t t)
+{
     static char buf[256];
     return ptx_tok_str(m, t, buf, sizeof buf);
 }
 
 /* Text of the tokens [b, e) joined by single spaces, into buf. */
-static inline const char *toks_s(const ptx_module *m, uint32_t b, uint32_t e, char *buf, size_t size) {
+static inline const char *toks_s(const ptx_module *m, uint32_t b, uint32_t e, char *buf, size_t size)
+{
     size_t n = 0;
     buf[0] = 0;
     for (uint32_t t = b; t < e && n + 1 < size; t++) {

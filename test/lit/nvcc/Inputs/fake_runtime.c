@@ -1,8 +1,8 @@
 /* A stand-in for libtidal_cudart.a / libtidal.a: the --wrap targets, each
  * forwarding to the real cudart entry point. */
 typedef int cudaError_t;
-#define WRAP(name)                                                  \
-    cudaError_t __real_##name(const void *, ...);                   \
+#define WRAP(name)                                \
+    cudaError_t __real_##name(const void *, ...); \
     cudaError_t __wrap_##name(const void *f) { return __real_##name(f); }
 WRAP(cudaLaunchKernel)
 WRAP(cudaLaunchKernel_ptsz)
