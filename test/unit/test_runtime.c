@@ -399,22 +399,33 @@ static void test_launch_hybrid(void **state)
     tidal_stream_bind(s, NULL);
 }
 
+/* The launch the sample gate tests time: a kernel of 300 blocks on a stream bound to a
+ * partition of all SMs, unmeasured (its first clone is timed). */
+static uint64_t gate_a0;
+static int gate_a1;
+static void *gate_params[] = {&gate_a0, &gate_a1};
+#define GATE_STREAM ((CUstream)0x74)
+static CUresult gate_launch(void)
+{
+    return tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, GATE_STREAM, gate_params, NULL);
+}
+static void gate_bind(void)
+{
+    tidal_part *p;
+    assert_int_equal(tidal_partition_create("g", "all", &p), TIDAL_OK);
+    tidal_stream_bind(GATE_STREAM, p);
+    fake_ms = 0.005f;
+}
+
 /* A timed launch runs behind the sample gate: its stream waits (GEQ) on a pinned word
  * that is still below the wait's value when the launch is queued and is raised to it
  * after the end event; launches that are not timed queue no wait. */
 static void test_sample_gate(void **state)
 {
     (void)state;
-    tidal_part *p;
-    assert_int_equal(tidal_partition_create("g", "all", &p), TIDAL_OK);
-    CUstream s = (CUstream)0x74;
-    tidal_stream_bind(s, p);
-    uint64_t a0 = 0;
-    int a1 = 0;
-    void *params[] = {&a0, &a1};
-    fake_ms = 0.005f;
+    gate_bind();
     /* the first clone is timed, behind the gate */
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(gate_launch(), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
     assert_int_equal(fake_waits, 1);
     assert_int_equal(fake_wait_flags, CU_STREAM_WAIT_VALUE_GEQ);
@@ -422,21 +433,22 @@ static void test_sample_gate(void **state)
     assert_false(fake_gate_below()); /* released after the end event */
     cuuint32_t first = fake_wait_value;
     /* its sample is still in flight: the next clone is not timed, no wait */
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(gate_launch(), CUDA_SUCCESS);
     assert_int_equal(fake_waits, 1);
     assert_false(last.gate_held);
     /* the sample completes (short): the original's trial is timed behind the gate too */
     fake_running = 0;
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    assert_int_equal(gate_launch(), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fk);
     assert_int_equal(fake_waits, 2);
     assert_true(last.gate_held);
     assert_false(fake_gate_below());
     assert_true((int32_t)(fake_wait_value - first) > 0);
-    tidal_stream_bind(s, NULL);
+    tidal_stream_bind(GATE_STREAM, NULL);
 }
 
-/* TIDAL_SAMPLE_GATE=0: timed launches queue no wait (samples include the launch gap). */
+/* TIDAL_SAMPLE_GATE=0: the same timed launch queues no wait (its sample includes the
+ * launch gap). */
 static void test_sample_gate_off(void **state)
 {
     (void)state;
@@ -445,19 +457,12 @@ static void test_sample_gate_off(void **state)
     int st = tidal_init(0);
     unsetenv("TIDAL_SAMPLE_GATE");
     assert_int_equal(st, TIDAL_OK);
-    tidal_part *p;
-    assert_int_equal(tidal_partition_create("g", "all", &p), TIDAL_OK);
-    CUstream s = (CUstream)0x74;
-    tidal_stream_bind(s, p);
-    uint64_t a0 = 0;
-    int a1 = 0;
-    void *params[] = {&a0, &a1};
-    fake_ms = 0.005f;
-    assert_int_equal(tidal_launch_kernel(&fk, 300, 1, 1, 256, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
+    gate_bind();
+    assert_int_equal(gate_launch(), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &fkc);
     assert_int_equal(fake_waits, 0);
     assert_false(last.gate_held);
-    tidal_stream_bind(s, NULL);
+    tidal_stream_bind(GATE_STREAM, NULL);
 }
 
 /* A measured kernel of several waves placed where all its SMs are allowed: each
