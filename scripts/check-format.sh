@@ -21,15 +21,9 @@ if [[ ${1:-} == --fix ]]; then
   "$cf" -i "${files[@]}"
   exit 0
 fi
-bad=0
-for f in "${files[@]}"; do
-  if ! "$cf" "$f" | cmp -s - "$f"; then
-    echo "$f: not formatted as .clang-format says"
-    bad=$((bad + 1))
-  fi
-done
-if [[ $bad -gt 0 ]]; then
-  echo "check-format.sh: $bad of ${#files[@]} files differ; scripts/check-format.sh --fix reformats them"
+# one call: clang-format names each line that differs (file:line:col: error: ...)
+if ! "$cf" --dry-run -Werror "${files[@]}"; then
+  echo "check-format.sh: files differ from .clang-format; scripts/check-format.sh --fix reformats them"
   exit 1
 fi
 echo "check-format.sh: ${#files[@]} files formatted"

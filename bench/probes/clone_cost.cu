@@ -10,14 +10,8 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
+#include "probe_check.h"
+
 
 struct launch64 { unsigned w[16]; };   // the size of tidal_launch (abi/tidal_abi.h)
 
@@ -79,9 +73,9 @@ enum { LAUNCHES = 200, ROUNDS = 15, NK = 9 };
 int main()
 {
     unsigned *c;
-    CK(cudaMalloc(&c, 64));
+    RK(cudaMalloc(&c, 64));
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    RK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     launch64 l = {};
     l.w[14] = 0;
     const char *name[NK] = {"plain", "param64", "param64-read", "dyn24", "dyn24+check", "static24-st",
@@ -90,7 +84,7 @@ int main()
     int n = 1;
     for (int k = 0; k < NK; k++) {
         cudaGraph_t g;
-        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        RK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
         for (int i = 0; i < LAUNCHES; i++) switch (k) {
             case 0: k_plain<<<1, 128, 0, s>>>(c, n); break;
             case 1: k_param<<<1, 128, 0, s>>>(c, n, l); break;
@@ -102,23 +96,23 @@ int main()
             case 7: k_all<<<1, 128, 24, s>>>(c, n, l); break;
             case 8: k_all_nocheck<<<1, 128, 24, s>>>(c, n, l); break;
             }
-        CK(cudaGetLastError());
-        CK(cudaStreamEndCapture(s, &g));
-        CK(cudaGraphInstantiate(&ge[k], g, 0));
-        CK(cudaGraphDestroy(g));
+        RK(cudaGetLastError());
+        RK(cudaStreamEndCapture(s, &g));
+        RK(cudaGraphInstantiate(&ge[k], g, 0));
+        RK(cudaGraphDestroy(g));
     }
     cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    RK(cudaEventCreate(&a));
+    RK(cudaEventCreate(&b));
     double t[NK][ROUNDS];
     for (int r = 0; r < ROUNDS + 2; r++)
         for (int k = 0; k < NK; k++) {
             float ms;
-            CK(cudaEventRecord(a, s));
-            CK(cudaGraphLaunch(ge[k], s));
-            CK(cudaEventRecord(b, s));
-            CK(cudaEventSynchronize(b));
-            CK(cudaEventElapsedTime(&ms, a, b));
+            RK(cudaEventRecord(a, s));
+            RK(cudaGraphLaunch(ge[k], s));
+            RK(cudaEventRecord(b, s));
+            RK(cudaEventSynchronize(b));
+            RK(cudaEventElapsedTime(&ms, a, b));
             if (r >= 2) t[k][r - 2] = ms * 1000.0 / LAUNCHES;
         }
     for (int k = 0; k < NK; k++) {

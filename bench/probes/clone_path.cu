@@ -17,26 +17,10 @@
 #include <vector>
 #include <cuda.h>
 #include <cuda_runtime.h>
+
+#include "probe_check.h"
 #include "tidal_abi.h"
 
-#define CK(x)                                                                                 \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
-#define CU(x)                                                                   \
-    do {                                                                        \
-        CUresult r_ = (x);                                                      \
-        if (r_ != CUDA_SUCCESS) {                                               \
-            const char *s_ = "?";                                               \
-            cuGetErrorString(r_, &s_);                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);     \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
 
 template <int N> __device__ __forceinline__ unsigned pad(unsigned a)
 {
@@ -70,11 +54,11 @@ struct Variant {
 
 int main(int argc, char **argv)
 {
-    CK(cudaFree(0));
+    RK(cudaFree(0));
     unsigned *cnt;
-    CK(cudaMalloc(&cnt, 64));
+    RK(cudaMalloc(&cnt, 64));
     cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    RK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     std::vector<Variant> vs;
     const void *ks[] = {(const void *)k_plain, (const void *)k_pad64, (const void *)k_pad128, (const void *)k_pad256,
                         (const void *)k_padskip};
@@ -96,14 +80,14 @@ int main(int argc, char **argv)
         while ((n = fread(buf, 1, sizeof buf, fp)) > 0) src.append(buf, n);
         fclose(fp);
         CUmodule m;
-        CU(cuModuleLoadData(&m, src.c_str()));
+        CK(cuModuleLoadData(&m, src.c_str()));
         Variant v;
         v.name = std::string(argv[a], eq - argv[a]);
         if (cuModuleGetFunction(&v.f, m, "tiny" TIDAL_RESHAPED_SUFFIX) == CUDA_SUCCESS) {
             v.clone = true;
             v.smem = TIDAL_CLONE_SMEM(0);
         } else
-            CU(cuModuleGetFunction(&v.f, m, "tiny"));
+            CK(cuModuleGetFunction(&v.f, m, "tiny"));
         vs.push_back(v);
     }
     tidal_launch tl;
@@ -117,36 +101,36 @@ int main(int argc, char **argv)
     unsigned s = 7;
     for (Variant &v : vs) {
         cudaGraph_t g;
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        RK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
         for (int i = 0; i < LAUNCHES; i++) {
             if (v.k) {
                 void *args[] = {&cnt, &s};
-                CK(cudaLaunchKernel(v.k, 1, 128, args, 0, st));
+                RK(cudaLaunchKernel(v.k, 1, 128, args, 0, st));
             } else {
                 void *args[] = {&cnt, &tl};
-                CU(cuLaunchKernel(v.f, 1, 1, 1, 128, 1, 1, v.smem, (CUstream)st, args, nullptr));
+                CK(cuLaunchKernel(v.f, 1, 1, 1, 128, 1, 1, v.smem, (CUstream)st, args, nullptr));
             }
         }
-        CK(cudaStreamEndCapture(st, &g));
-        CK(cudaGraphInstantiate(&v.ge, g, 0));
-        CK(cudaGraphDestroy(g));
+        RK(cudaStreamEndCapture(st, &g));
+        RK(cudaGraphInstantiate(&v.ge, g, 0));
+        RK(cudaGraphDestroy(g));
     }
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    RK(cudaEventCreate(&e0));
+    RK(cudaEventCreate(&e1));
     std::vector<std::vector<double>> t(vs.size());
     for (int r = 0; r < ROUNDS + 2; r++)
         for (size_t k = 0; k < vs.size(); k++) {
             float ms;
-            CK(cudaEventRecord(e0, st));
-            CK(cudaGraphLaunch(vs[k].ge, st));
-            CK(cudaEventRecord(e1, st));
-            CK(cudaEventSynchronize(e1));
-            CK(cudaEventElapsedTime(&ms, e0, e1));
+            RK(cudaEventRecord(e0, st));
+            RK(cudaGraphLaunch(vs[k].ge, st));
+            RK(cudaEventRecord(e1, st));
+            RK(cudaEventSynchronize(e1));
+            RK(cudaEventElapsedTime(&ms, e0, e1));
             if (r >= 2) t[k].push_back(ms * 1000.0 / LAUNCHES);
         }
     unsigned h[2];
-    CK(cudaMemcpy(h, cnt, sizeof h, cudaMemcpyDeviceToHost));
+    RK(cudaMemcpy(h, cnt, sizeof h, cudaMemcpyDeviceToHost));
     const unsigned expect = (unsigned)vs.size() * LAUNCHES * (ROUNDS + 2);
     for (size_t k = 0; k < vs.size(); k++) std::sort(t[k].begin(), t[k].end());
     const double base = t[0][ROUNDS / 2];

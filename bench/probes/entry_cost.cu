@@ -16,15 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include <cuda_runtime.h>
 
-#define CK(x)                                                                                                        \
-    do {                                                                                                             \
-        cudaError_t e_ = (x);                                                                                        \
-        if (e_ != cudaSuccess) {                                                                                     \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                      \
-            exit(1);                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "probe_check.h"
+
 
 __constant__ unsigned long long ctl_word;
 
@@ -152,22 +147,22 @@ int main()
 {
     unsigned *c;
     float *in;
-    CK(cudaMalloc(&c, 64));
-    CK(cudaMalloc(&in, 128 * 48 * 4));
-    CK(cudaMemset(c, 0, 64));
-    CK(cudaMemset(in, 0, 128 * 48 * 4));
+    RK(cudaMalloc(&c, 64));
+    RK(cudaMalloc(&in, 128 * 48 * 4));
+    RK(cudaMemset(c, 0, 64));
+    RK(cudaMemset(in, 0, 128 * 48 * 4));
     cudaStream_t s;
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    RK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    RK(cudaEventCreate(&e0));
+    RK(cudaEventCreate(&e1));
     for (int v = 0; v < NV; v++) {
         cudaFuncAttributes a;
         const void *f = v == PLAIN ? (const void *)k_plain : v == CONST ? (const void *)k_const
                       : v == SMEM24 ? (const void *)k_smem24 : v == SMEM1K ? (const void *)k_smem1k
                       : v == CONST_SMEM ? (const void *)k_const_smem : v == REGS ? (const void *)k_regs
                       : v == BAR ? (const void *)k_bar : (const void *)k_all;
-        CK(cudaFuncGetAttributes(&a, f));
+        RK(cudaFuncGetAttributes(&a, f));
         printf("# %-11s regs %3d static smem %5zu B\n", names[v], a.numRegs, a.sharedSizeBytes);
     }
     printf("%-7s %-11s %10s %8s %10s %8s\n", "blocks", "variant", "graph us", "diff", "b2b us", "diff");
@@ -177,33 +172,33 @@ int main()
         for (int v = 0; v < NV; v++) {
             cudaGraph_t g;
             cudaGraphExec_t ge;
-            CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            RK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
             for (int i = 0; i < 200; i++) launch(v, blocks, s, c, in);
-            CK(cudaStreamEndCapture(s, &g));
-            CK(cudaGraphInstantiate(&ge, g, 0));
-            CK(cudaGraphLaunch(ge, s));
-            CK(cudaStreamSynchronize(s));
+            RK(cudaStreamEndCapture(s, &g));
+            RK(cudaGraphInstantiate(&ge, g, 0));
+            RK(cudaGraphLaunch(ge, s));
+            RK(cudaStreamSynchronize(s));
             std::vector<double> tg, tb;
             for (int r = 0; r < 9; r++) {
                 float ms;
-                CK(cudaEventRecord(e0, s));
-                CK(cudaGraphLaunch(ge, s));
-                CK(cudaEventRecord(e1, s));
-                CK(cudaEventSynchronize(e1));
-                CK(cudaEventElapsedTime(&ms, e0, e1));
+                RK(cudaEventRecord(e0, s));
+                RK(cudaGraphLaunch(ge, s));
+                RK(cudaEventRecord(e1, s));
+                RK(cudaEventSynchronize(e1));
+                RK(cudaEventElapsedTime(&ms, e0, e1));
                 tg.push_back(ms * 1000.0 / 200);
-                CK(cudaEventRecord(e0, s));
+                RK(cudaEventRecord(e0, s));
                 for (int i = 0; i < 2000; i++) launch(v, blocks, s, c, in);
-                CK(cudaEventRecord(e1, s));
-                CK(cudaEventSynchronize(e1));
-                CK(cudaEventElapsedTime(&ms, e0, e1));
+                RK(cudaEventRecord(e1, s));
+                RK(cudaEventSynchronize(e1));
+                RK(cudaEventElapsedTime(&ms, e0, e1));
                 tb.push_back(ms * 1000.0 / 2000);
             }
             double mg = median(tg), mb = median(tb);
             if (v == PLAIN) base_g = mg, base_b = mb;
             printf("%-7u %-11s %10.3f %+8.3f %10.3f %+8.3f\n", blocks, names[v], mg, mg - base_g, mb, mb - base_b);
-            CK(cudaGraphExecDestroy(ge));
-            CK(cudaGraphDestroy(g));
+            RK(cudaGraphExecDestroy(ge));
+            RK(cudaGraphDestroy(g));
         }
     }
     return 0;
