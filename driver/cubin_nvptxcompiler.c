@@ -13,24 +13,15 @@
 static const char *result_name(nvPTXCompileResult r)
 {
     switch (r) {
-    case NVPTXCOMPILE_SUCCESS:
-        return "success";
-    case NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE:
-        return "invalid compiler handle";
-    case NVPTXCOMPILE_ERROR_INVALID_INPUT:
-        return "invalid input";
-    case NVPTXCOMPILE_ERROR_COMPILATION_FAILURE:
-        return "compilation failure";
-    case NVPTXCOMPILE_ERROR_INTERNAL:
-        return "internal error";
-    case NVPTXCOMPILE_ERROR_OUT_OF_MEMORY:
-        return "out of memory";
-    case NVPTXCOMPILE_ERROR_COMPILER_INVOCATION_INCOMPLETE:
-        return "compiler invocation incomplete";
-    case NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION:
-        return "unsupported PTX version";
-    default:
-        return "unknown status";
+    case NVPTXCOMPILE_SUCCESS: return "success";
+    case NVPTXCOMPILE_ERROR_INVALID_COMPILER_HANDLE: return "invalid compiler handle";
+    case NVPTXCOMPILE_ERROR_INVALID_INPUT: return "invalid input";
+    case NVPTXCOMPILE_ERROR_COMPILATION_FAILURE: return "compilation failure";
+    case NVPTXCOMPILE_ERROR_INTERNAL: return "internal error";
+    case NVPTXCOMPILE_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case NVPTXCOMPILE_ERROR_COMPILER_INVOCATION_INCOMPLETE: return "compiler invocation incomplete";
+    case NVPTXCOMPILE_ERROR_UNSUPPORTED_PTX_VERSION: return "unsupported PTX version";
+    default: return "unknown status";
     }
 }
 

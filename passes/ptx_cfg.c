@@ -144,11 +144,8 @@ ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag)
         case PTX_OP_RET:
         case PTX_OP_EXIT:
         case PTX_OP_TRAP:
-        case PTX_OP_CALL:
-            open = UINT32_MAX;
-            break;
-        default:
-            break;
+        case PTX_OP_CALL: open = UINT32_MAX; break;
+        default: break;
         }
     }
 
@@ -208,11 +205,8 @@ ptx_cfg *ptx_cfg_build(const ptx_func *f, ptx_diag *diag)
                 if (!add_edge(c, bi, PTX_BB_EXIT_SUCC)) goto oom;
                 fall = guarded;
                 break;
-            case PTX_OP_TRAP:
-                fall = guarded;
-                break;
-            default:
-                break;
+            case PTX_OP_TRAP: fall = guarded; break;
+            default: break;
             }
         }
         if (fall && !add_edge(c, bi, next)) goto oom;

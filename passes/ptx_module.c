@@ -74,8 +74,7 @@ ptx_op_class ptx_classify_opcode(const char *op, size_t len)
     case 'c':
         if (op_is(op, len, "call")) return PTX_OP_CALL;
         break;
-    default:
-        break;
+    default: break;
     }
     return PTX_OP_OTHER;
 }

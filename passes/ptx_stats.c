@@ -12,20 +12,11 @@ int ptx_func_stats_compute(const ptx_func *f, ptx_func_stats *st, ptx_diag *diag
         if (s->kind != PTX_ST_INSTR || s->removed) continue;
         st->instructions++;
         switch (s->op_class) {
-        case PTX_OP_BARRIER:
-            st->barriers++;
-            break;
-        case PTX_OP_BAR_WARP:
-            st->warp_barriers++;
-            break;
-        case PTX_OP_BAR_CLUSTER:
-            st->cluster_barriers++;
-            break;
-        case PTX_OP_CALL:
-            st->calls++;
-            break;
-        default:
-            break;
+        case PTX_OP_BARRIER: st->barriers++; break;
+        case PTX_OP_BAR_WARP: st->warp_barriers++; break;
+        case PTX_OP_BAR_CLUSTER: st->cluster_barriers++; break;
+        case PTX_OP_CALL: st->calls++; break;
+        default: break;
         }
         ptx_stmt_count_sregs(m, s, st->sregs);
     }

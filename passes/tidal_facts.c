@@ -131,12 +131,8 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
         case PTX_OP_BAR_CLUSTER:
             if (x->cluster_tok == UINT32_MAX) x->cluster_tok = s->opcode_tok;
             break;
-        case PTX_OP_BAR_WARP:
-            x->warp_sync = true;
-            break;
-        case PTX_OP_EXIT:
-            x->exit_instr = true;
-            break;
+        case PTX_OP_BAR_WARP: x->warp_sync = true; break;
+        case PTX_OP_EXIT: x->exit_instr = true; break;
         case PTX_OP_CALL: {
             uint32_t ci = s->nops && m->toks[s->ops[0].tok_begin].kind == PTX_TK_PUNCT ? 1 : 0;
             if (ci < s->nops) {
@@ -148,8 +144,7 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
         for (int k = 0; warp_roots[k]; k++)
             if (tidal_opcode_root_is(op, n, warp_roots[k])) x->warp_sync = true;
@@ -163,9 +158,7 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
             ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, NULL);
             switch (r) {
             case PTX_SREG_CTAID:
-            case PTX_SREG_NCTAID:
-                x->reads_ctaid = true;
-                break;
+            case PTX_SREG_NCTAID: x->reads_ctaid = true; break;
             case PTX_SREG_CLUSTERID:
             case PTX_SREG_NCLUSTERID:
             case PTX_SREG_CLUSTER_CTAID:
@@ -178,8 +171,7 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
             case PTX_SREG_ENVREG:
                 if (x->envreg_tok == UINT32_MAX) x->envreg_tok = t;
                 break;
-            default:
-                break;
+            default: break;
             }
         }
     }

@@ -19,14 +19,10 @@ static void json_str(FILE *out, const char *s)
 const char *tidal_exit_mode_name(tidal_exit_mode m)
 {
     switch (m) {
-    case TIDAL_EXIT_NO_BARRIERS:
-        return "no-barriers";
-    case TIDAL_EXIT_CONVERGENT:
-        return "convergent-exits";
-    case TIDAL_EXIT_FUNNEL:
-        return "barrier-funnel";
-    case TIDAL_EXIT_NONE:
-        break;
+    case TIDAL_EXIT_NO_BARRIERS: return "no-barriers";
+    case TIDAL_EXIT_CONVERGENT: return "convergent-exits";
+    case TIDAL_EXIT_FUNNEL: return "barrier-funnel";
+    case TIDAL_EXIT_NONE: break;
     }
     return "";
 }

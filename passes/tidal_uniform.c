@@ -187,10 +187,8 @@ static bool sreg_divergent(ptx_sreg r)
     case PTX_SREG_CLOCK:
     case PTX_SREG_CLOCK64:
     case PTX_SREG_GLOBALTIMER:
-    case PTX_SREG_PM:
-        return true;
-    default:
-        return false;
+    case PTX_SREG_PM: return true;
+    default: return false;
     }
 }
 

@@ -213,8 +213,7 @@ static int parse_stats(char *s, tidal_req *req, char *err, size_t errsize)
     uint64_t v;
     for (tok = strtok_r(s, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), idx++) {
         switch (idx) {
-        case 0:
-            break; /* "stats" */
+        case 0: break; /* "stats" */
         case 1:
             if (parse_u64(tok, &v) || v > UINT32_MAX) return fail(err, errsize, "bad stats sequence '%s'", tok);
             req->seq = (uint32_t)v;

@@ -24,36 +24,21 @@ int tidal__is_mps(void) { return rt.is_mps; }
 const char *tidal_strerror(int status)
 {
     switch (status) {
-    case TIDAL_OK:
-        return "success";
-    case TIDAL_ERR_INVALID:
-        return "invalid argument";
-    case TIDAL_ERR_PARSE:
-        return "malformed SM set or name";
-    case TIDAL_ERR_NOT_INIT:
-        return "libtidal is not initialized";
-    case TIDAL_ERR_NO_DRIVER:
-        return "CUDA driver not available";
-    case TIDAL_ERR_CUDA:
-        return "CUDA driver call failed";
-    case TIDAL_ERR_NO_MEMORY:
-        return "out of memory";
-    case TIDAL_ERR_EXISTS:
-        return "partition exists";
-    case TIDAL_ERR_NOT_FOUND:
-        return "not found";
-    case TIDAL_ERR_NOT_REWRITTEN:
-        return "not rewritten by tidal";
-    case TIDAL_ERR_BUSY:
-        return "partition in use";
-    case TIDAL_ERR_SMS:
-        return "SM id out of range for this device";
-    case TIDAL_ERR_DAEMON:
-        return "tidald failure";
-    case TIDAL_ERR_MPS:
-        return "MPS client: no SM id space shared with other processes";
-    default:
-        return "unknown status";
+    case TIDAL_OK: return "success";
+    case TIDAL_ERR_INVALID: return "invalid argument";
+    case TIDAL_ERR_PARSE: return "malformed SM set or name";
+    case TIDAL_ERR_NOT_INIT: return "libtidal is not initialized";
+    case TIDAL_ERR_NO_DRIVER: return "CUDA driver not available";
+    case TIDAL_ERR_CUDA: return "CUDA driver call failed";
+    case TIDAL_ERR_NO_MEMORY: return "out of memory";
+    case TIDAL_ERR_EXISTS: return "partition exists";
+    case TIDAL_ERR_NOT_FOUND: return "not found";
+    case TIDAL_ERR_NOT_REWRITTEN: return "not rewritten by tidal";
+    case TIDAL_ERR_BUSY: return "partition in use";
+    case TIDAL_ERR_SMS: return "SM id out of range for this device";
+    case TIDAL_ERR_DAEMON: return "tidald failure";
+    case TIDAL_ERR_MPS: return "MPS client: no SM id space shared with other processes";
+    default: return "unknown status";
     }
 }
 

@@ -352,15 +352,9 @@ int main(int argc, char **argv)
     int timeout_ms = 5000, stats = 0, o;
     while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (o) {
-        case OPT_SOCKET:
-            sock_opt = optarg;
-            break;
-        case OPT_JSON:
-            g_json = 1;
-            break;
-        case OPT_STATS:
-            stats = 1;
-            break;
+        case OPT_SOCKET: sock_opt = optarg; break;
+        case OPT_JSON: g_json = 1; break;
+        case OPT_STATS: stats = 1; break;
         case OPT_TIMEOUT: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -369,14 +363,9 @@ int main(int argc, char **argv)
             break;
         }
         case 'h':
-        case OPT_HELP:
-            help();
-            return 0;
-        case OPT_VERSION:
-            printf("tidalctl (tidal) %s\n", TIDAL_VERSION);
-            return 0;
-        default:
-            die(EXIT_USAGE, "bad option");
+        case OPT_HELP: help(); return 0;
+        case OPT_VERSION: printf("tidalctl (tidal) %s\n", TIDAL_VERSION); return 0;
+        default: die(EXIT_USAGE, "bad option");
         }
     }
     if (optind >= argc) die(EXIT_USAGE, "no command (list, tenants, create, set, destroy, hist, ping)");

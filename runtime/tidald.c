@@ -129,23 +129,12 @@ int main(int argc, char **argv)
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
-        case OPT_SOCKET:
-            sock = optarg;
-            break;
-        case OPT_SHM:
-            shm = optarg;
-            break;
-        case OPT_GROUP:
-            D.group = optarg;
-            break;
-        case OPT_RESET:
-            D.reset = 1;
-            break;
-        case OPT_SPIN:
-            D.spin = 1;
-            break;
-        case OPT_FG:
-            break;
+        case OPT_SOCKET: sock = optarg; break;
+        case OPT_SHM: shm = optarg; break;
+        case OPT_GROUP: D.group = optarg; break;
+        case OPT_RESET: D.reset = 1; break;
+        case OPT_SPIN: D.spin = 1; break;
+        case OPT_FG: break;
         case OPT_STATS: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -157,16 +146,12 @@ int main(int argc, char **argv)
             break;
         }
         case 'h':
-        case OPT_HELP:
-            help();
-            return 0;
+        case OPT_HELP: help(); return 0;
         case OPT_VERSION:
             printf("tidald (tidal) %s\nshared-memory layout version %u, at most %u partitions\n", TIDAL_VERSION,
                    (unsigned)TIDAL_SHM_VERSION, (unsigned)TIDAL_SHM_MAX_PARTS);
             return 0;
-        default:
-            usage_short(stderr);
-            return 2;
+        default: usage_short(stderr); return 2;
         }
     }
     if (optind < argc) {

@@ -80,16 +80,10 @@ static void handle_line(conn *c, const char *line)
     case TIDAL_REQ_PING:
         outf(c, "ok pong pid %d gen %" PRIu32 "\nend\n", (int)getpid(), tidal_shm_generation(D.shm));
         break;
-    case TIDAL_REQ_LIST:
-        do_list(c);
-        break;
+    case TIDAL_REQ_LIST: do_list(c); break;
     case TIDAL_REQ_CREATE:
-    case TIDAL_REQ_SET:
-        do_create_set(c, &r);
-        break;
-    case TIDAL_REQ_DESTROY:
-        do_destroy(c, &r);
-        break;
+    case TIDAL_REQ_SET: do_create_set(c, &r); break;
+    case TIDAL_REQ_DESTROY: do_destroy(c, &r); break;
     case TIDAL_REQ_TENANTS:
         if (r.with_stats)
             start_collection(c, &r);
@@ -117,9 +111,7 @@ static void handle_line(conn *c, const char *line)
     case TIDAL_REQ_STATS_END:
         reply_error(c, "stats lines are for tenant connections (send 'tenant PID NAME' first)");
         break;
-    default:
-        reply_error(c, "internal: unhandled request");
-        break;
+    default: reply_error(c, "internal: unhandled request"); break;
     }
 }
 

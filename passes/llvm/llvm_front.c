@@ -425,21 +425,12 @@ void tidal_llvm_stats(tidal_llvm_module *m, FILE *out)
                 if (!LLVMIsACallInst(i)) continue;
                 ptx_sreg r;
                 switch (tl_classify_callee(tl_call_callee(i), &r)) {
-                case TL_CALL_SREG:
-                    sregs[r]++;
-                    break;
-                case TL_CALL_BARRIER:
-                    nbar++;
-                    break;
-                case TL_CALL_CLUSTER_BARRIER:
-                    ncbar++;
-                    break;
+                case TL_CALL_SREG: sregs[r]++; break;
+                case TL_CALL_BARRIER: nbar++; break;
+                case TL_CALL_CLUSTER_BARRIER: ncbar++; break;
                 case TL_CALL_FUNCTION:
-                case TL_CALL_INDIRECT:
-                    ncalls++;
-                    break;
-                default:
-                    break;
+                case TL_CALL_INDIRECT: ncalls++; break;
+                default: break;
                 }
             }
         }

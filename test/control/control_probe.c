@@ -403,14 +403,9 @@ static int replay_one(const char *sock, const unsigned char *data, size_t size, 
             if (c->fd >= 0) close(c->fd);
             c->fd = -1;
             break;
-        case TIDAL_FUZZ_STALL:
-            c->stalled = !c->stalled;
-            break;
-        case TIDAL_FUZZ_TIMEOUT:
-            pump(stats_ms + 50);
-            break;
-        case TIDAL_FUZZ_RESTART:
-            break; /* fuzz_tidald's only: this tidald keeps running */
+        case TIDAL_FUZZ_STALL: c->stalled = !c->stalled; break;
+        case TIDAL_FUZZ_TIMEOUT: pump(stats_ms + 50); break;
+        case TIDAL_FUZZ_RESTART: break; /* fuzz_tidald's only: this tidald keeps running */
         }
     }
     /* everyone leaves: shut, read to EOF (tidald closes its side when done) */

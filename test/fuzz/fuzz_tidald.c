@@ -463,9 +463,7 @@ static void check_answer(client *k, const expect *e, char **L, unsigned n)
         want_lines(n, 1, "ping");
         want(L[0], "ok pong pid %d gen %" PRIu32, (int)getpid(), M.gen);
         break;
-    case TIDAL_REQ_LIST:
-        check_list(L, n);
-        break;
+    case TIDAL_REQ_LIST: check_list(L, n); break;
     case TIDAL_REQ_CREATE:
     case TIDAL_REQ_SET:
         want_lines(n, 1, "create/set");
@@ -526,8 +524,7 @@ static void check_answer(client *k, const expect *e, char **L, unsigned n)
         want_lines(n, 1, "stats");
         want(L[0], "error: stats lines are for tenant connections (send 'tenant PID NAME' first)");
         break;
-    default:
-        die("the parser returned verb %d", r.verb);
+    default: die("the parser returned verb %d", r.verb);
     }
 }
 
@@ -1021,9 +1018,7 @@ static void restart(unsigned torn)
     while (MC) mcoll_drop(MC);
     memset(asked, 0, sizeof asked);
     switch (torn % 5) {
-    case 1:
-        atomic_fetch_or(&seg.h.seq, 1u);
-        break;
+    case 1: atomic_fetch_or(&seg.h.seq, 1u); break;
     case 4:
         for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
             tidal_shm_part *p = &seg.part[i];
@@ -1046,9 +1041,7 @@ static void restart(unsigned torn)
                 break;
             }
         break;
-    case 3:
-        seg.h.nparts += 7;
-        break;
+    case 3: seg.h.nparts += 7; break;
     }
     memset(&D, 0, sizeof D);
     D.shm = &seg;
@@ -1184,15 +1177,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
             k->eof_sent = k->closed = 1;
             if (k->c->waiting || k->c->eof) k->c->dead = 1; /* POLLHUP */
             break;
-        case TIDAL_FUZZ_STALL:
-            k->stalled = !k->stalled;
-            break;
-        case TIDAL_FUZZ_TIMEOUT:
-            timeout_all();
-            break;
-        case TIDAL_FUZZ_RESTART:
-            restart(rec.count);
-            break;
+        case TIDAL_FUZZ_STALL: k->stalled = !k->stalled; break;
+        case TIDAL_FUZZ_TIMEOUT: timeout_all(); break;
+        case TIDAL_FUZZ_RESTART: restart(rec.count); break;
         }
         settle();
     }

@@ -39,24 +39,15 @@ static int fail(int st, const char *msg)
 const char *tidal_strerror(int st)
 {
     switch (st) {
-    case 0:
-        return "ok";
-    case -2:
-        return "SM set does not parse";
-    case -3:
-        return "not initialized";
-    case -4:
-        return "CUDA driver not available";
-    case -7:
-        return "partition exists";
-    case -8:
-        return "not found";
-    case -9:
-        return "not rewritten";
-    case -11:
-        return "no such SM";
-    default:
-        return "error";
+    case 0: return "ok";
+    case -2: return "SM set does not parse";
+    case -3: return "not initialized";
+    case -4: return "CUDA driver not available";
+    case -7: return "partition exists";
+    case -8: return "not found";
+    case -9: return "not rewritten";
+    case -11: return "no such SM";
+    default: return "error";
     }
 }
 const char *tidal_last_error(void) { return err; }
