@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# test/exports.sh LIBDIR HEADER -- the shared libraries export only their API.
-# libtidal.so: every function tidal.h declares, plus tidal__launch_or_decline (the CUDA
-# runtime wrappers of libtidal_cudart.a call it from the program); libtidal-preload.so:
+# test/exports.sh LIBDIR HEADER... -- the shared libraries export only their API.
+# libtidal.so: every function the headers (tidal.h, tidal_policy.h) declare, plus
+# tidal__launch_or_decline (the CUDA runtime wrappers of libtidal_cudart.a call it from
+# the program); libtidal-preload.so:
 # the same plus the interposed driver entry points and dlsym. Anything else exported
 # (a global like `rt`, a helper) is a failure: the preload library is injected into
 # arbitrary programs, whose own symbols must not collide with ours.
 set -uo pipefail
-libdir=$1 header=$2
-api=$(grep -oE '\btidal_[a-z0-9_]+\(' "$header" | tr -d '(' | sort -u)
-[[ -n $api ]] || { echo "exports: no tidal_* functions found in $header"; echo "0 passed, 1 failed"; exit 1; }
+libdir=$1; shift
+api=$(grep -ohE '\btidal_[a-z0-9_]+\(' "$@" | tr -d '(' | sort -u)
+[[ -n $api ]] || { echo "exports: no tidal_* functions found in $*"; echo "0 passed, 1 failed"; exit 1; }
 pass=0 fail=0
 check() {   # check LIB EXPECTED-NAMES...
   local lib=$1; shift

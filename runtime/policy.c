@@ -1,0 +1,396 @@
+/* policy.c — the policies' registry: services, the layout of their SM masks, applying
+ * them (SMs are taken before they are given), the trace and the live state. The rules that
+ * decide the shares are in policy_sgdrc.c and policy_gslice.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "control_proto.h"
+#include "policy_internal.h"
+
+static uint64_t monotonic_us(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t policy_now(const tidal_policy *p) { return p->cfg.now_us(p->cfg.ctx); }
+
+int policy_model(const policy_svc *s, tidal_scaling *out)
+{
+    if (s->use_online) return scaling_online_fit(&s->online, out);
+    if (s->has_profile) {
+        *out = s->profile;
+        return 1;
+    }
+    return 0;
+}
+
+static const char *kind_name(int kind) { return kind == TIDAL_POLICY_SGDRC ? "sgdrc" : "gslice"; }
+
+/* ------------------------------------------------------------------ the trace */
+
+static void trace_head(tidal_policy *p, const char *event, int id)
+{
+    fprintf(p->trace, "{\"t_us\":%llu,\"policy\":\"%s\",\"event\":\"%s\"",
+            (unsigned long long)(policy_now(p) - p->t0_us), kind_name(p->cfg.kind), event);
+    if (id >= 0) fprintf(p->trace, ",\"service\":\"%s\"", p->svc[id].name);
+}
+
+void policy_trace(tidal_policy *p, const char *event, int id, const char *fmt, ...)
+{
+    if (!p->trace) return;
+    trace_head(p, event, id);
+    fputs(",\"reason\":\"", p->trace);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->trace, fmt, ap);
+    va_end(ap);
+    fputs("\"}\n", p->trace);
+    fflush(p->trace);
+}
+
+static void trace_masks(tidal_policy *p, const char *event, int id, const char *reason, uint64_t apply_us, int status)
+{
+    if (!p->trace) return;
+    trace_head(p, event, id);
+    fprintf(p->trace, ",\"reason\":\"%s\",\"masks\":{", reason);
+    for (unsigned i = 0; i < p->nsvc; i++) {
+        char buf[1024];
+        tidal_smset_format(&p->svc[i].mask, buf, sizeof buf);
+        fprintf(p->trace, "%s\"%s\":\"%s\"", i ? "," : "", p->svc[i].name, buf);
+    }
+    fprintf(p->trace, "},\"apply_us\":%llu", (unsigned long long)apply_us);
+    if (status) fprintf(p->trace, ",\"status\":\"%s\"", tidal_strerror(status));
+    fputs("}\n", p->trace);
+    fflush(p->trace);
+}
+
+/* ------------------------------------------------------------------ layout */
+
+static void range_set(tidal_smset *s, unsigned lo, unsigned hi)
+{
+    for (unsigned b = lo; b < hi; b++) s->bits[b >> 6] |= 1ull << (b & 63);
+}
+
+static int smset_equal(const tidal_smset *a, const tidal_smset *b) { return !memcmp(a, b, sizeof *a); }
+
+static int smset_loses(const tidal_smset *old, const tidal_smset *new)
+{
+    for (unsigned w = 0; w < TIDAL_SMSET_WORDS; w++)
+        if (old->bits[w] & ~new->bits[w]) return 1;
+    return 0;
+}
+
+static int apply_one(tidal_policy *p, unsigned i, const tidal_smset *m)
+{
+    policy_svc *s = &p->svc[i];
+    int rc = p->cfg.apply ? p->cfg.apply(p->cfg.ctx, (int)i, m) : tidal_partition_set_mask(s->part, m);
+    if (rc) return rc < 0 ? rc : TIDAL_ERR_INVALID;
+    s->mask = *m;
+    s->nsms = tidal_smset_count(m);
+    s->applied = 1;
+    return TIDAL_OK;
+}
+
+int policy_layout(tidal_policy *p, const unsigned *want, const char *event, int id, const char *reason)
+{
+    unsigned sms = p->cfg.sms, grain = p->cfg.grain, nbe = 0, ls = 0;
+    for (unsigned i = 0; i < p->nsvc; i++)
+        if (p->svc[i].cls == TIDAL_SERVICE_BE) nbe++;
+    /* every BE service keeps a slice: a partition with no SMs would stall its stream */
+    unsigned room = sms > nbe * grain ? sms - nbe * grain : 0;
+    tidal_smset next[p->nsvc ? p->nsvc : 1], taken;
+    memset(next, 0, sizeof next);
+    memset(&taken, 0, sizeof taken);
+    int clamped = 0;
+    for (unsigned i = 0; i < p->nsvc; i++) {
+        policy_svc *s = &p->svc[i];
+        if (s->cls != TIDAL_SERVICE_LS) continue;
+        unsigned w = want[i] > room - ls ? room - ls : want[i];
+        clamped |= w < want[i];
+        range_set(&next[i], ls, ls + w);
+        /* SGDRC: an idle LS service keeps its place, but BE may run there */
+        if (p->cfg.kind == TIDAL_POLICY_GSLICE || s->active) range_set(&taken, ls, ls + w);
+        ls += w;
+    }
+    if (nbe) {
+        unsigned free_sms[256], nfree = 0;
+        for (unsigned b = 0; b < sms; b++)
+            if (!((taken.bits[b >> 6] >> (b & 63)) & 1)) free_sms[nfree++] = b;
+        unsigned piece = nfree / nbe / grain * grain, k = 0, at = 0;
+        for (unsigned i = 0; i < p->nsvc; i++) {
+            if (p->svc[i].cls != TIDAL_SERVICE_BE) continue;
+            unsigned end = ++k == nbe ? nfree : at + piece;
+            for (; at < end; at++) next[i].bits[free_sms[at] >> 6] |= 1ull << (free_sms[at] & 63);
+        }
+    }
+    uint64_t t = policy_now(p);
+    int rc = TIDAL_OK, changed = 0;
+    for (int pass = 0; pass < 2 && rc == TIDAL_OK; pass++)
+        for (unsigned i = 0; i < p->nsvc && rc == TIDAL_OK; i++) {
+            policy_svc *s = &p->svc[i];
+            if (s->applied && smset_equal(&s->mask, &next[i])) continue;
+            /* pass 0 takes SMs away, pass 1 gives them: no SM is promised twice */
+            int loses = !s->applied || smset_loses(&s->mask, &next[i]);
+            if (loses != (pass == 0)) continue;
+            rc = apply_one(p, i, &next[i]);
+            changed = 1;
+        }
+    if (changed || rc) {
+        p->decisions += changed;
+        char why[160];
+        snprintf(why, sizeof why, "%s%s", reason, clamped ? "; LS shares clamped to leave BE a slice" : "");
+        trace_masks(p, event, id, why, policy_now(p) - t, rc);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ API */
+
+static int fail_unlock(tidal_policy *p, int rc)
+{
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+#define LOCK_ID(p, id, what)                                                                            \
+    do {                                                                                                \
+        if (!(p)) return tidal__fail(TIDAL_ERR_INVALID, what ": NULL policy");                          \
+        pthread_mutex_lock(&(p)->lock);                                                                 \
+        if ((id) < 0 || (unsigned)(id) >= (p)->nsvc)                                                    \
+            return fail_unlock((p), tidal__fail(TIDAL_ERR_INVALID, what ": no service %d", (int)(id))); \
+    } while (0)
+
+int tidal_policy_create(const tidal_policy_config *cfg, tidal_policy **out)
+{
+    if (!cfg || !out) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_create: NULL");
+    if (cfg->kind != TIDAL_POLICY_SGDRC && cfg->kind != TIDAL_POLICY_GSLICE)
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_create: kind %d is not TIDAL_POLICY_SGDRC or _GSLICE",
+                           cfg->kind);
+    tidal_policy_config c = *cfg;
+    if (!c.sms) {
+        int rc = tidal_device_sms(&c.sms);
+        if (rc) return rc;
+    }
+    if (!c.grain) c.grain = 2;
+    if (c.sms > 256 || c.grain > c.sms || c.sms % c.grain)
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_create: %u SMs in slices of %u", c.sms, c.grain);
+    if (c.knee_slack == 0) c.knee_slack = 0.05;
+    if (!c.window_us) c.window_us = 100000;
+    if (c.slo_high == 0) c.slo_high = 0.9;
+    if (c.slo_low == 0) c.slo_low = 0.6;
+    if (!c.tune_step) c.tune_step = 2 * c.grain;
+    if (!c.tune_every) c.tune_every = 8;
+    if (c.batch_frac == 0) c.batch_frac = 0.5;
+    if (!c.online_min) c.online_min = 16;
+    if (!(c.knee_slack > 0) || !(c.slo_low > 0 && c.slo_low < c.slo_high) || !(c.batch_frac > 0 && c.batch_frac < 1) ||
+        c.tune_step % c.grain)
+        return tidal__fail(TIDAL_ERR_INVALID,
+                           "tidal_policy_create: want knee_slack > 0, 0 < slo_low < slo_high, 0 < batch_frac < 1 "
+                           "and tune_step a multiple of grain");
+    if (!c.now_us) c.now_us = monotonic_us;
+    tidal_policy *p = calloc(1, sizeof *p);
+    if (!p) return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_policy_create");
+    const char *path = c.trace_path ? c.trace_path : getenv("TIDAL_POLICY_TRACE");
+    if (path && *path) {
+        p->trace = fopen(path, "a");
+        if (!p->trace) {
+            int e = errno;
+            free(p);
+            return tidal__fail(TIDAL_ERR_INVALID, "policy trace %s: %s", path, strerror(e));
+        }
+    }
+    c.trace_path = NULL; /* not kept: the caller's string */
+    p->cfg = c;
+    pthread_mutex_init(&p->lock, NULL);
+    p->t0_us = policy_now(p);
+    *out = p;
+    return TIDAL_OK;
+}
+
+int tidal_policy_destroy(tidal_policy *p)
+{
+    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_destroy: NULL");
+    if (p->trace) fclose(p->trace);
+    pthread_mutex_destroy(&p->lock);
+    free(p->svc);
+    free(p);
+    return TIDAL_OK;
+}
+
+int tidal_policy_add_service(tidal_policy *p, const tidal_service_config *sc, int *id)
+{
+    if (!p || !sc) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_add_service: NULL");
+    if (!tidal_control_name_ok(sc->name))
+        return tidal__fail(TIDAL_ERR_PARSE, "service name \"%s\": want 1-31 of [A-Za-z0-9_.-]",
+                           sc->name ? sc->name : "(null)");
+    if (sc->cls != TIDAL_SERVICE_LS && sc->cls != TIDAL_SERVICE_BE)
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: class %d is not TIDAL_SERVICE_LS or _BE", sc->name, sc->cls);
+    if (sc->cls == TIDAL_SERVICE_LS && !(sc->slo_us > 0))
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: an LS service needs slo_us > 0", sc->name);
+    if (!sc->part && !p->cfg.apply)
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: no partition (and no apply hook)", sc->name);
+    if (sc->profile && !(sc->profile->a_us >= 0 && sc->profile->b_us >= 0 && sc->profile->a_us + sc->profile->b_us > 0))
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: profile a=%g b=%g (want a, b >= 0, not both 0)", sc->name,
+                           sc->profile->a_us, sc->profile->b_us);
+    if (sc->max_batch > POLICY_MAX_BATCH)
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: max_batch %u > %u", sc->name, sc->max_batch,
+                           POLICY_MAX_BATCH);
+    pthread_mutex_lock(&p->lock);
+    unsigned g = p->cfg.grain, min = sc->min_sms ? sc->min_sms : g, max = sc->max_sms ? sc->max_sms : p->cfg.sms;
+    if (min % g || max % g || min > max || max > p->cfg.sms)
+        return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID,
+                                          "service %s: min_sms %u, max_sms %u (want multiples of %u, "
+                                          "min <= max <= %u)",
+                                          sc->name, min, max, g, p->cfg.sms));
+    for (unsigned i = 0; i < p->nsvc; i++)
+        if (!strcmp(p->svc[i].name, sc->name))
+            return fail_unlock(p, tidal__fail(TIDAL_ERR_EXISTS, "service %s exists", sc->name));
+    if (p->nsvc == p->cap) {
+        unsigned cap = p->cap ? 2 * p->cap : 4;
+        policy_svc *grown = realloc(p->svc, cap * sizeof *grown);
+        if (!grown) return fail_unlock(p, tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_policy_add_service"));
+        p->svc = grown, p->cap = cap;
+    }
+    int rc;
+    int i = (int)p->nsvc++;
+    policy_svc *s = &p->svc[i];
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", sc->name);
+    s->cls = sc->cls;
+    s->part = sc->part;
+    s->slo_us = sc->slo_us;
+    if (sc->profile) s->has_profile = 1, s->profile = *sc->profile;
+    s->min_sms = min, s->max_sms = max;
+    s->max_batch = sc->max_batch ? sc->max_batch : 1;
+    s->max_queue_us = sc->max_queue_us ? sc->max_queue_us : (uint64_t)sc->slo_us;
+    s->last_batch = 1;
+    rc = p->cfg.kind == TIDAL_POLICY_GSLICE ? gslice_add(p, i) : sgdrc_add(p, i);
+    if (rc) { /* the service is not added; the others keep their masks */
+        p->nsvc--;
+        return fail_unlock(p, rc);
+    }
+    if (id) *id = i;
+    return fail_unlock(p, TIDAL_OK);
+}
+
+int tidal_policy_request_begin(tidal_policy *p, int id, unsigned demand_sms)
+{
+    LOCK_ID(p, id, "tidal_policy_request_begin");
+    policy_svc *s = &p->svc[id];
+    if (demand_sms && (demand_sms % p->cfg.grain || demand_sms > s->max_sms))
+        return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID,
+                                          "tidal_policy_request_begin: %s: demand %u SMs (want a "
+                                          "multiple of %u, <= %u)",
+                                          s->name, demand_sms, p->cfg.grain, s->max_sms));
+    s->requests++;
+    int rc = TIDAL_OK;
+    if (p->cfg.kind == TIDAL_POLICY_SGDRC)
+        rc = sgdrc_begin(p, id, demand_sms < s->min_sms && demand_sms ? s->min_sms : demand_sms);
+    s->begin_sms = s->nsms;
+    return fail_unlock(p, rc);
+}
+
+int tidal_policy_request_end(tidal_policy *p, int id, double latency_us, unsigned batch)
+{
+    LOCK_ID(p, id, "tidal_policy_request_end");
+    policy_svc *s = &p->svc[id];
+    if (!(latency_us >= 0) || !isfinite(latency_us) || batch == 0)
+        return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_request_end: %s: latency %g us, batch %u",
+                                          s->name, latency_us, batch));
+    scaling_online_add(&s->online, s->has_profile ? &s->profile : NULL, s->begin_sms, latency_us);
+    if (batch <= POLICY_MAX_BATCH)
+        s->batch_us[batch] = s->batch_us[batch] > 0 ? 0.7 * s->batch_us[batch] + 0.3 * latency_us : latency_us;
+    tidal_scaling m;
+    if (!s->use_online && s->online.count >= p->cfg.online_min && scaling_online_fit(&s->online, &m) &&
+        (!s->has_profile ||
+         (s->online.scored >= p->cfg.online_min / 2 && s->online.err_online < s->online.err_profile))) {
+        s->use_online = 1;
+        policy_trace(p, "model", id, "online fit a=%.1f b=%.1f us replaces %s (error %.3f vs %.3f)", m.a_us, m.b_us,
+                     s->has_profile ? "the profile" : "no model", s->online.err_online,
+                     s->has_profile ? s->online.err_profile : 1.0);
+    }
+    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? sgdrc_end(p, id) : gslice_end(p, id, latency_us);
+    return fail_unlock(p, rc);
+}
+
+int tidal_policy_tick(tidal_policy *p)
+{
+    if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_tick: NULL policy");
+    pthread_mutex_lock(&p->lock);
+    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? sgdrc_tick(p) : TIDAL_OK;
+    return fail_unlock(p, rc);
+}
+
+int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
+{
+    LOCK_ID(p, id, "tidal_policy_batch");
+    if (!batch || !(arrival_per_s >= 0))
+        return fail_unlock(p,
+                           tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_batch: NULL batch or rate %g", arrival_per_s));
+    return fail_unlock(p, gslice_batch(p, id, arrival_per_s, batch, max_wait_us));
+}
+
+int tidal_policy_share(tidal_policy *p, int id, tidal_smset *mask, unsigned *sms)
+{
+    LOCK_ID(p, id, "tidal_policy_share");
+    if (mask) *mask = p->svc[id].mask;
+    if (sms) *sms = p->svc[id].nsms;
+    return fail_unlock(p, TIDAL_OK);
+}
+
+int tidal_policy_model(tidal_policy *p, int id, tidal_scaling *out, int *online)
+{
+    LOCK_ID(p, id, "tidal_policy_model");
+    if (!out) return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_model: NULL"));
+    policy_svc *s = &p->svc[id];
+    if (!policy_model(s, out)) return fail_unlock(p, tidal__fail(TIDAL_ERR_NOT_FOUND, "service %s: no model", s->name));
+    if (online) *online = s->use_online;
+    return fail_unlock(p, TIDAL_OK);
+}
+
+/* snprintf into buf at *len, keeping the length it needs when buf is short */
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(*len < size ? buf + *len : NULL, *len < size ? size - *len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) *len += (size_t)n;
+}
+
+int tidal_policy_state(tidal_policy *p, char *buf, size_t size)
+{
+    if (!p || (!buf && size)) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_state: NULL");
+    pthread_mutex_lock(&p->lock);
+    size_t len = 0;
+    put(buf, size, &len, "{\"policy\":\"%s\",\"sms\":%u,\"grain\":%u,\"decisions\":%llu,\"services\":[",
+        kind_name(p->cfg.kind), p->cfg.sms, p->cfg.grain, (unsigned long long)p->decisions);
+    for (unsigned i = 0; i < p->nsvc; i++) {
+        policy_svc *s = &p->svc[i];
+        char mask[1024];
+        tidal_smset_format(&s->mask, mask, sizeof mask);
+        put(buf, size, &len,
+            "%s{\"name\":\"%s\",\"class\":\"%s\",\"mask\":\"%s\",\"sms\":%u,\"inflight\":%u,\"requests\":%llu,"
+            "\"batch\":%u",
+            i ? "," : "", s->name, s->cls == TIDAL_SERVICE_LS ? "ls" : "be", mask, s->nsms, s->inflight,
+            (unsigned long long)s->requests, s->last_batch);
+        if (s->cls == TIDAL_SERVICE_LS) put(buf, size, &len, ",\"slo_us\":%.1f", s->slo_us);
+        tidal_scaling m;
+        if (policy_model(s, &m))
+            put(buf, size, &len, ",\"model\":{\"a_us\":%.3f,\"b_us\":%.3f,\"online\":%d}", m.a_us, m.b_us,
+                s->use_online);
+        put(buf, size, &len, "}");
+    }
+    put(buf, size, &len, "]}");
+    pthread_mutex_unlock(&p->lock);
+    return len > (size_t)INT32_MAX ? TIDAL_ERR_NO_MEMORY : (int)len;
+}

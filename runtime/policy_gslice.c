@@ -1,0 +1,134 @@
+/* policy_gslice.c — GSLICE's self-tuning shares and adaptive batching (SoCC'20): an LS
+ * service starts at its knee (or an even split) and is re-tuned every tune_every requests
+ * from the worst latency of that window; BE services share what is left. The batch is the
+ * largest whose latency fits batch_frac of the SLO and that fills within the rest. */
+#include <string.h>
+
+#include "policy_internal.h"
+
+static int layout(tidal_policy *p, const char *event, int id, const char *reason)
+{
+    unsigned want[p->nsvc];
+    for (unsigned i = 0; i < p->nsvc; i++) want[i] = p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : 0;
+    return policy_layout(p, want, event, id, reason);
+}
+
+/* SMs no LS share holds, less a slice per BE service. */
+static unsigned free_sms(const tidal_policy *p)
+{
+    unsigned used = 0;
+    for (unsigned i = 0; i < p->nsvc; i++) used += p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : p->cfg.grain;
+    return used < p->cfg.sms ? p->cfg.sms - used : 0;
+}
+
+static unsigned clamp(unsigned v, unsigned lo, unsigned hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* SMs the other services hold: their LS shares and a slice per BE service. */
+static unsigned held_by_others(const tidal_policy *p, int id)
+{
+    unsigned used = 0;
+    for (unsigned i = 0; i < p->nsvc; i++)
+        if ((int)i != id) used += p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : p->cfg.grain;
+    return used;
+}
+
+int gslice_add(tidal_policy *p, int id)
+{
+    policy_svc *s = &p->svc[id];
+    unsigned g = p->cfg.grain, others = held_by_others(p, id), room = p->cfg.sms > others ? p->cfg.sms - others : 0;
+    if (s->cls == TIDAL_SERVICE_LS) {
+        tidal_scaling m;
+        unsigned even = p->cfg.sms / p->nsvc / g * g;
+        unsigned n = policy_model(s, &m) ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack) : even;
+        s->share = clamp(n, s->min_sms, s->max_sms);
+        if (s->share > room) s->share = room / g * g;
+        if (s->share < s->min_sms)
+            return tidal__fail(TIDAL_ERR_SMS, "service %s: %u SMs left, it needs at least %u", s->name, room,
+                               s->min_sms);
+    } else {
+        /* a BE service's slice comes out of the LS shares, the last added first */
+        for (int i = (int)p->nsvc - 1; room < g && i >= 0; i--) {
+            policy_svc *o = &p->svc[i];
+            while (room < g && o->cls == TIDAL_SERVICE_LS && o->share >= o->min_sms + g) o->share -= g, room += g;
+        }
+        if (room < g) return tidal__fail(TIDAL_ERR_SMS, "service %s: no LS share can give it %u SMs", s->name, g);
+    }
+    return layout(p, "add", id,
+                  s->cls == TIDAL_SERVICE_LS && s->has_profile ? "new service at its knee" : "new service");
+}
+
+/* The latency a request's batch may take: the SLO less the queueing budget when batching. */
+static double exec_budget(const tidal_policy *p, const policy_svc *s)
+{
+    return s->max_batch > 1 ? p->cfg.batch_frac * s->slo_us : s->slo_us;
+}
+
+int gslice_end(tidal_policy *p, int id, double latency_us)
+{
+    policy_svc *s = &p->svc[id];
+    if (s->cls != TIDAL_SERVICE_LS) return TIDAL_OK;
+    if (latency_us > s->window_worst) s->window_worst = latency_us;
+    if (++s->window_n < p->cfg.tune_every) return TIDAL_OK;
+    double worst = s->window_worst, budget = exec_budget(p, s);
+    s->window_worst = 0, s->window_n = 0;
+    char why[160];
+    if (worst > p->cfg.slo_high * budget) {
+        unsigned room = free_sms(p), step = p->cfg.tune_step;
+        if (step > room) step = room / p->cfg.grain * p->cfg.grain;
+        if (s->share + step > s->max_sms) step = s->max_sms - s->share;
+        if (step == 0) {
+            policy_trace(p, "tune", id, "worst %.1f us > %.2f of %.1f us, but no SMs to give (share %u)", worst,
+                         p->cfg.slo_high, budget, s->share);
+            return TIDAL_OK;
+        }
+        s->share += step;
+        snprintf(why, sizeof why, "worst %.1f us > %.2f of %.1f us: +%u SMs", worst, p->cfg.slo_high, budget, step);
+        return layout(p, "tune", id, why);
+    }
+    if (worst < p->cfg.slo_low * budget && s->share > s->min_sms) {
+        unsigned step = p->cfg.tune_step;
+        if (s->share - step < s->min_sms || step > s->share) step = s->share - s->min_sms;
+        s->share -= step;
+        snprintf(why, sizeof why, "worst %.1f us < %.2f of %.1f us: -%u SMs", worst, p->cfg.slo_low, budget, step);
+        return layout(p, "tune", id, why);
+    }
+    policy_trace(p, "tune", id, "worst %.1f us of %.1f us: share %u kept", worst, budget, s->share);
+    return TIDAL_OK;
+}
+
+/* A batch's expected latency: what it took, else the nearest smaller batch's scaled up
+ * linearly (pessimistic for GPUs, which batch sublinearly); 0 when nothing is known. */
+static double batch_estimate(const policy_svc *s, unsigned b)
+{
+    if (s->batch_us[b] > 0) return s->batch_us[b];
+    for (unsigned k = b - 1; k >= 1; k--)
+        if (s->batch_us[k] > 0) return s->batch_us[k] * b / k;
+    return 0;
+}
+
+int gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
+{
+    policy_svc *s = &p->svc[id];
+    double budget = exec_budget(p, s), wait = s->slo_us - budget;
+    if (s->cls != TIDAL_SERVICE_LS) wait = 0; /* BE batches whatever is queued */
+    if (wait > (double)s->max_queue_us) wait = (double)s->max_queue_us;
+    unsigned b = 1;
+    if (s->cls == TIDAL_SERVICE_BE) {
+        b = s->max_batch;
+    } else if (arrival_per_s > 0) {
+        for (unsigned k = s->max_batch; k > 1; k--) {
+            double est = batch_estimate(s, k), fill_us = (k - 1) / arrival_per_s * 1e6;
+            if (est > 0 && est <= budget && fill_us <= wait) {
+                b = k;
+                break;
+            }
+        }
+    }
+    if (b != s->last_batch)
+        policy_trace(p, "batch", id, "%.0f requests/s: batch %u -> %u (expected %.1f us of %.1f, wait <= %.0f us)",
+                     arrival_per_s, s->last_batch, b, batch_estimate(s, b), budget, wait);
+    s->last_batch = b;
+    *batch = b;
+    if (max_wait_us) *max_wait_us = (uint64_t)wait;
+    return TIDAL_OK;
+}
