@@ -25,7 +25,7 @@ const char nvcc_help_text[] =
     "        -Xlinker --wrap=cudaLaunchKernel -Xlinker --wrap=cudaLaunchKernel_ptsz\n"
     "        -Xlinker --wrap=cudaLaunchKernelExC -Xlinker --wrap=cudaLaunchKernelExC_ptsz\n"
     "        -Xlinker --wrap=__cudaLaunchKernel -Xlinker --wrap=__cudaLaunchKernel_ptsz\n"
-    "        DIR/libtidal_cudart.a DIR/libtidal.a -ldl -lpthread\n"
+    "        DIR/libtidal_cudart.a DIR/libtidal.a -ldl -lpthread -lm\n"
     "\n"
     "    nvcc runs from a temporary directory whose nvcc.profile makes it call tidal-nvcc\n"
     "    in place of cicc, ptxas and fatbinary; --dryrun prints those commands.\n"

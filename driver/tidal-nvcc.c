@@ -97,6 +97,7 @@ static int add_runtime(char **args, int n, const opts *o, const char *self, char
     args[n++] = owned[1];
     args[n++] = "-ldl";
     args[n++] = "-lpthread";
+    args[n++] = "-lm";
     return n;
 }
 

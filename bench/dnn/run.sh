@@ -156,7 +156,7 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
   done
   # shellcheck disable=SC2086
   gcc $CF -fPIC -fvisibility=hidden -shared -Wl,--no-undefined -o "$B/lib/libtidal-preload.so" runtime/preload.c \
-    "${rto[@]}" -ldl -lpthread -lrt || return 1
+    "${rto[@]}" -ldl -lpthread -lrt -lm || return 1
   say "built $B/bin/tidal-ptxas, $B/lib/libtidal-preload.so"
 }
 

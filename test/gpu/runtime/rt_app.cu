@@ -19,6 +19,11 @@
 //   rt_app probe               print the SM ids a small kernel's blocks ran on (run beside a hog)
 //   rt_app rate [BLOCKS]       per-launch host and end-to-end cost of a tiny kernel
 //                              (bench/gpu/launch_cost.sh); needs no tidal API
+//   rt_app policy              tidal_policy.h on real partitions: SGDRC's reservation makes only
+//                              the BE blocks on the LS SMs leave a running BE kernel (and how
+//                              long LS waits for them), its release gives BE all SMs again;
+//                              GSLICE shrinks an LS share from measured latencies to one that
+//                              still meets the SLO
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
@@ -41,6 +46,7 @@
 
 #include "tidal.h"
 #include "tidal_abi.h"
+#include "tidal_policy.h"
 
 static int failures = 0;
 #define CK(x)                                                                                  \
@@ -76,6 +82,12 @@ struct Api {
     int (*partition_stream)(tidal_part *, int, void **);
     int (*partition_placed)(tidal_part *);
     int (*partition_set_placement)(tidal_part *, int, unsigned);
+    int (*policy_create)(const tidal_policy_config *, tidal_policy **);
+    int (*policy_add_service)(tidal_policy *, const tidal_service_config *, int *);
+    int (*policy_request_begin)(tidal_policy *, int, unsigned);
+    int (*policy_request_end)(tidal_policy *, int, double, unsigned);
+    int (*policy_share)(tidal_policy *, int, tidal_smset *, unsigned *);
+    int (*policy_destroy)(tidal_policy *);
 } api;
 
 static void load_api()
@@ -84,6 +96,8 @@ static void load_api()
     GET(partition_create); GET(partition_find); GET(partition_set); GET(partition_get_mask);
     GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
+    GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
+    GET(policy_share); GET(policy_destroy);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -938,10 +952,194 @@ static void mode_place()
     place_short("place.unplaced", q, (cudaStream_t)sv3, parse("1-64"), false);
 }
 
+// ---------------------------------------------------------------- policies
+static std::string fmt_set(const tidal_smset &m)
+{
+    char b[1024];
+    tidal_smset_format(&m, b, sizeof b);
+    return b;
+}
+
+// SGDRC on a running BE kernel: LS work arrives (BE loses 0..k-1 while it runs), an LS
+// kernel runs on them, LS goes idle (BE gets every SM back).
+static void policy_sgdrc()
+{
+    const int N = nsm();
+    const unsigned k = (unsigned)N / 2 / 2 * 2; /* the LS demand: half the SMs */
+    tidal_part *pl, *pb;
+    TCK(api.partition_create("pls", "all", &pl));
+    TCK(api.partition_create("pbe", "all", &pb));
+    cudaStream_t sl, sb;
+    CK(cudaStreamCreateWithFlags(&sl, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+    TCK(api.stream_bind(sl, pl));
+    TCK(api.stream_bind(sb, pb));
+    tidal_policy_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = TIDAL_POLICY_SGDRC;
+    tidal_policy *pol;
+    TCK(api.policy_create(&c, &pol));
+    tidal_service_config ls, be;
+    memset(&ls, 0, sizeof ls);
+    memset(&be, 0, sizeof be);
+    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.part = pl, ls.slo_us = 1000;
+    be.name = "be", be.cls = TIDAL_SERVICE_BE, be.part = pb;
+    int il, ib;
+    TCK(api.policy_add_service(pol, &ls, &il));
+    TCK(api.policy_add_service(pol, &be, &ib));
+    tidal_smset mb;
+    TCK(api.partition_get_mask(pb, &mb));
+    result("policy.sgdrc.idle-be-all", tidal_smset_count(&mb) == (unsigned)N, "BE " + fmt_set(mb) + " while LS idles");
+
+    /* BE: ~9.5 ms on all SMs; LS holds its reservation for 5 ms (a request of several
+       kernels), long enough for BE to claim far more than its claim-ahead margin */
+    const unsigned n = 400000, spin = 50000;
+    Run r(n), q(20000);
+    r.launch(sb, spin);
+    while (*r.hprogress < n * 2 / 10) {}
+    r.raise_flag(1);
+    double t0 = now_us();
+    TCK(api.policy_request_begin(pol, il, k));
+    double t1 = now_us();
+    r.raise_flag(2);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventRecord(e0, sl));
+    q.launch(sl, 1000);
+    CK(cudaEventRecord(e1, sl));
+    CK(cudaEventSynchronize(e1));
+    float ls_ms;
+    CK(cudaEventElapsedTime(&ls_ms, e0, e1));
+    usleep(5000);
+    TCK(api.policy_request_end(pol, il, ls_ms * 1000.0, 1));
+    r.raise_flag(3);
+    CK(cudaStreamSynchronize(sb));
+    r.fetch();
+    q.fetch();
+    std::string why;
+    result("policy.sgdrc.be-exactly-once", r.exactly_once(&why), why);
+    tidal_smset lsm = parse(("0-" + std::to_string(k - 1)).c_str()), bem = clip(parse("all"), N);
+    for (unsigned b = 0; b < k; b++) bem.bits[b / 64] &= ~(1ull << (b % 64));
+    unsigned a2 = ~0u, a3 = ~0u;
+    for (unsigned i = 0; i < n; i++) {
+        if (r.saw[i] >= 2 && r.order[i] < a2) a2 = r.order[i];
+        if (r.saw[i] >= 3 && r.order[i] < a3) a3 = r.order[i];
+    }
+    const unsigned margin = claim_margin(n, (unsigned)N, (unsigned)N);
+    unsigned during_bad = 0, during = 0;
+    std::vector<bool> seen(256), after(256);
+    unsigned kept = 0, back = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned o = r.order[i], sm = r.sm[i];
+        if (sm >= 256) continue;
+        if (a2 != ~0u && o >= a2 + margin && o < a3) {
+            during++;
+            if (!((bem.bits[sm / 64] >> (sm % 64)) & 1)) during_bad++;
+            else if (!seen[sm]) seen[sm] = true, kept++;
+        }
+        if (a3 != ~0u && o >= a3 + margin && !after[sm]) after[sm] = true, back++;
+    }
+    unsigned long long tf = r.flag_time(1), tl = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (r.sm[i] < k && r.t[i] > tl && (a3 == ~0u || r.order[i] < a3)) tl = r.t[i];
+    unsigned qbad = q.outside(lsm);
+    char msg[300];
+    snprintf(msg, sizeof msg, "reservation 0-%u applied in %.1f us on the host; BE's last block start on an LS SM "
+             "%.1f us after the request (LS waits at most that plus one block, %u us); LS kernel %.1f us",
+             k - 1, t1 - t0, tl > tf ? (tl - tf) / 1000.0 : 0.0, spin / 1000, ls_ms * 1000.0);
+    result("policy.sgdrc.be-leaves-ls-sms", a2 != ~0u && during > 0 && during_bad == 0,
+           std::to_string(during_bad) + " of " + std::to_string(during) + " BE blocks on LS SMs while LS worked; " +
+               msg);
+    result("policy.sgdrc.be-keeps-its-sms", kept == (unsigned)N - k,
+           "BE used " + std::to_string(kept) + " of its " + std::to_string(N - k) + " SMs while LS worked (only "
+           "the workers on reclaimed SMs left)");
+    result("policy.sgdrc.ls-on-reservation", qbad == 0,
+           std::to_string(qbad) + " of 20000 LS blocks outside " + fmt_set(lsm));
+    TCK(api.partition_get_mask(pb, &mb));
+    result("policy.sgdrc.release-be-all", tidal_smset_count(&mb) == (unsigned)N && back == (unsigned)N,
+           "BE " + fmt_set(mb) + " after LS ended; its running kernel used " + std::to_string(back) + " SMs after it");
+    TCK(api.policy_destroy(pol));
+}
+
+// GSLICE from measured latencies: an LS kernel of 2000 blocks of 20 us (latency falls in
+// waves as SMs are added), SLO 150 us, starting at an even split (half the SMs, ~2 waves).
+static void policy_gslice()
+{
+    const int N = nsm();
+    tidal_part *pl, *pb;
+    TCK(api.partition_create("gls", "all", &pl));
+    TCK(api.partition_create("gbe", "all", &pb));
+    cudaStream_t sl;
+    CK(cudaStreamCreateWithFlags(&sl, cudaStreamNonBlocking));
+    TCK(api.stream_bind(sl, pl));
+    tidal_policy_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = TIDAL_POLICY_GSLICE;
+    tidal_policy *pol;
+    TCK(api.policy_create(&c, &pol));
+    tidal_service_config ls, be;
+    memset(&ls, 0, sizeof ls);
+    memset(&be, 0, sizeof be);
+    const double slo = 150;
+    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.part = pl, ls.slo_us = slo;
+    be.name = "be", be.cls = TIDAL_SERVICE_BE, be.part = pb;
+    int ib, il;
+    TCK(api.policy_add_service(pol, &be, &ib));
+    TCK(api.policy_add_service(pol, &ls, &il));
+    unsigned first;
+    TCK(api.policy_share(pol, il, nullptr, &first));
+    Run q(2000);
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    const int R = 400;
+    std::vector<double> lat(R);
+    std::vector<unsigned> share(R);
+    for (int i = 0; i < R; i++) {
+        TCK(api.policy_request_begin(pol, il, 0));
+        TCK(api.policy_share(pol, il, nullptr, &share[i]));
+        CK(cudaEventRecord(e0, sl));
+        q.launch(sl, 20000);
+        CK(cudaEventRecord(e1, sl));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        lat[i] = ms * 1000.0;
+        TCK(api.policy_request_end(pol, il, lat[i], 1));
+    }
+    unsigned last;
+    tidal_smset ml, mb;
+    TCK(api.policy_share(pol, il, &ml, &last));
+    TCK(api.partition_get_mask(pb, &mb));
+    int ok = 0;
+    for (int i = R - 80; i < R; i++) ok += lat[i] <= slo;
+    char msg[300];
+    snprintf(msg, sizeof msg, "share %u -> %u SMs; latency %.1f us at first, %.1f us at the end; %d of the last 80 "
+             "requests within the %.0f us SLO", first, last, lat[0], lat[R - 1], ok, slo);
+    result("policy.gslice.shrinks-to-slo", last < first && last >= 2 && ok >= 76, msg);
+    bool disjoint = true, covers = true;
+    for (int w = 0; w < 4; w++) disjoint &= (ml.bits[w] & mb.bits[w]) == 0;
+    covers = tidal_smset_count(&ml) + tidal_smset_count(&mb) == (unsigned)N;
+    result("policy.gslice.be-gets-the-rest", disjoint && covers, "LS " + fmt_set(ml) + ", BE " + fmt_set(mb));
+    TCK(api.policy_destroy(pol));
+}
+
+static void mode_policy()
+{
+    if (!api.policy_create) {
+        printf("FAIL policy: tidal_policy_create is not in this process\n");
+        failures++;
+        return;
+    }
+    policy_sgdrc();
+    policy_gslice();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS]\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -959,6 +1157,7 @@ int main(int argc, char **argv)
     else if (m == "graph") mode_graph();
     else if (m == "place") mode_place();
     else if (m == "smem") mode_smem();
+    else if (m == "policy") mode_policy();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

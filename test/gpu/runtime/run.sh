@@ -53,13 +53,18 @@ build() {
   gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
   gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/exec.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
   local rto=()
-  for f in runtime streams functions launch green cu remote smset tidal_client control_proto; do
+  # libtidal's sources: the list CMakeLists.txt builds (TIDAL_RUNTIME_SOURCES)
+  local srcs
+  srcs=$(awk '/set\(TIDAL_RUNTIME_SOURCES/,/\)/' "$root/CMakeLists.txt" | grep -o 'runtime/[A-Za-z0-9_]*\.c')
+  [[ -n $srcs ]] || { echo "no TIDAL_RUNTIME_SOURCES in CMakeLists.txt"; return 1; }
+  for f in $srcs; do
+    f=$(basename "${f%.c}")
     gcc $CFLAGS -fPIC -c "$root/runtime/$f.c" -o "$B/obj/rt_$f.o"; rto+=("$B/obj/rt_$f.o")
   done
   rm -f "$B/lib/libtidal.a" "$B/lib/libtidal_cudart.a"
   ar rcs "$B/lib/libtidal.a" "${rto[@]}"
-  gcc -shared -o "$B/lib/libtidal.so" "${rto[@]}" -ldl -lpthread -lrt
-  gcc $CFLAGS -fPIC -shared -o "$B/lib/libtidal-preload.so" "$root/runtime/preload.c" "${rto[@]}" -ldl -lpthread -lrt
+  gcc -shared -o "$B/lib/libtidal.so" "${rto[@]}" -ldl -lpthread -lrt -lm
+  gcc $CFLAGS -fPIC -shared -o "$B/lib/libtidal-preload.so" "$root/runtime/preload.c" "${rto[@]}" -ldl -lpthread -lrt -lm
   gcc $CFLAGS -fPIC -c "$root/runtime/wrap_cudart.c" -o "$B/obj/wrap_cudart.o"
   ar rcs "$B/lib/libtidal_cudart.a" "$B/obj/wrap_cudart.o"
   for t in tidald tidalctl; do
@@ -68,7 +73,10 @@ build() {
     gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
-  "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" -Xlinker -export-dynamic "$here/rt_app.cu" -o "$B/rt_app_linked" \
+  # rt_app reaches the API by dlsym: --undefined pulls the policies (nothing else refers to
+  # them) out of libtidal.a
+  "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" -Xlinker -export-dynamic \
+    -Xlinker --undefined=tidal_policy_create "$here/rt_app.cu" -o "$B/rt_app_linked" \
     --tidal-report="$B/rt_app.report"
   "$B/bin/tidal-nvcc" --tidal-no-runtime -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" "$here/rt_app.cu" "$B/obj/rt_smset.o" -o "$B/rt_app_plain"
   cd - >/dev/null
@@ -98,6 +106,7 @@ run_prog linked.flip "$B/rt_app_linked" flip
 run_prog linked.graph "$B/rt_app_linked" graph
 run_prog linked.place "$B/rt_app_linked" place
 run_prog linked.smem "$B/rt_app_linked" smem
+TIDAL_POLICY_TRACE=$OUTDIR/policy-trace.jsonl run_prog linked.policy "$B/rt_app_linked" policy
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
@@ -106,6 +115,7 @@ LD_PRELOAD=$PRE run_prog preload.flip "$B/rt_app_plain" flip
 LD_PRELOAD=$PRE run_prog preload.graph "$B/rt_app_plain" graph
 LD_PRELOAD=$PRE run_prog preload.place "$B/rt_app_plain" place
 LD_PRELOAD=$PRE run_prog preload.smem "$B/rt_app_plain" smem
+LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
 grep -q "the tidal API is not in this process" <<<"$out"; check plain.no-runtime-refuses-api $? "$(head -1 <<<"$out")"
