@@ -66,6 +66,31 @@ class Stats(ctypes.Structure):
     _fields_ = [(n, _U64) for n in STATS_COUNTERS] + [("sm_blocks", _U64 * MAX_SMS)]
 
 
+class Scaling(ctypes.Structure):
+    """struct tidal_scaling (runtime/tidal_policy.h): latency(n) = a_us / n + b_us."""
+    _fields_ = [("a_us", ctypes.c_double), ("b_us", ctypes.c_double)]
+
+
+_NOW_FN = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)
+_APPLY_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(SmSet))
+
+
+class PolicyConfig(ctypes.Structure):
+    """struct tidal_policy_config (runtime/tidal_policy.h), in its field order."""
+    _fields_ = [("kind", ctypes.c_int), ("sms", ctypes.c_uint), ("grain", ctypes.c_uint),
+                ("knee_slack", ctypes.c_double), ("window_us", ctypes.c_uint64), ("idle_us", ctypes.c_uint64),
+                ("slo_high", ctypes.c_double), ("slo_low", ctypes.c_double), ("tune_step", ctypes.c_uint),
+                ("tune_every", ctypes.c_uint), ("batch_frac", ctypes.c_double), ("online_min", ctypes.c_uint),
+                ("now_us", _NOW_FN), ("apply", _APPLY_FN), ("ctx", ctypes.c_void_p), ("trace_path", ctypes.c_char_p)]
+
+
+class ServiceConfig(ctypes.Structure):
+    """struct tidal_service_config (runtime/tidal_policy.h), in its field order."""
+    _fields_ = [("name", ctypes.c_char_p), ("cls", ctypes.c_int), ("part", ctypes.c_void_p),
+                ("slo_us", ctypes.c_double), ("profile", ctypes.POINTER(Scaling)), ("min_sms", ctypes.c_uint),
+                ("max_sms", ctypes.c_uint), ("max_batch", ctypes.c_uint), ("max_queue_us", ctypes.c_uint64)]
+
+
 _vp = ctypes.c_void_p
 _P = ctypes.POINTER
 # name: (restype, argtypes), as declared in runtime/tidal.h
@@ -93,6 +118,25 @@ PROTOTYPES = {
     "tidal_module_attach": (ctypes.c_int, [_vp, _vp]),
     "tidal_stats_get": (ctypes.c_int, [_vp, _P(Stats)]),
     "tidal_stats_reset": (ctypes.c_int, [_vp]),
+}
+# runtime/tidal_policy.h: bound as well, but not required (tidal.torch runs without them; a
+# call of one the library lacks raises)
+POLICY_PROTOTYPES = {
+    "tidal_scaling_fit": (ctypes.c_int, [_P(ctypes.c_uint), _P(ctypes.c_double), ctypes.c_size_t, _P(Scaling),
+                                         _P(ctypes.c_double)]),
+    "tidal_scaling_latency": (ctypes.c_double, [_P(Scaling), ctypes.c_uint]),
+    "tidal_scaling_knee": (ctypes.c_uint, [_P(Scaling), ctypes.c_uint, ctypes.c_uint, ctypes.c_double]),
+    "tidal_policy_create": (ctypes.c_int, [_P(PolicyConfig), _P(_vp)]),
+    "tidal_policy_add_service": (ctypes.c_int, [_vp, _P(ServiceConfig), _P(ctypes.c_int)]),
+    "tidal_policy_request_begin": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_uint]),
+    "tidal_policy_request_end": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, ctypes.c_uint]),
+    "tidal_policy_tick": (ctypes.c_int, [_vp]),
+    "tidal_policy_batch": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, _P(ctypes.c_uint),
+                                          _P(ctypes.c_uint64)]),
+    "tidal_policy_share": (ctypes.c_int, [_vp, ctypes.c_int, _P(SmSet), _P(ctypes.c_uint)]),
+    "tidal_policy_model": (ctypes.c_int, [_vp, ctypes.c_int, _P(Scaling), _P(ctypes.c_int)]),
+    "tidal_policy_state": (ctypes.c_int, [_vp, ctypes.c_char_p, ctypes.c_size_t]),
+    "tidal_policy_destroy": (ctypes.c_int, [_vp]),
 }
 
 _ERR_NAMES = {OK: "TIDAL_OK", ERR_INVALID: "TIDAL_ERR_INVALID", ERR_PARSE: "TIDAL_ERR_PARSE",
@@ -125,11 +169,12 @@ class Lib:
         self.path = path
         self.preloaded = preloaded
         self.missing = []
-        for name, (res, args) in PROTOTYPES.items():
+        for name, (res, args) in list(PROTOTYPES.items()) + list(POLICY_PROTOTYPES.items()):
             try:
                 f = dll[name]
             except AttributeError:
-                self.missing.append(name)
+                if name in PROTOTYPES:
+                    self.missing.append(name)
                 setattr(self, name, _Missing(name, path))
                 continue
             f.restype = res

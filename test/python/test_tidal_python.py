@@ -663,6 +663,32 @@ class TestHeader(unittest.TestCase):
     def test_functions_declared(self):
         for name in self.L.PROTOTYPES:
             self.assertRegex(self.h, r"\b%s\s*\(" % name, "%s is not in tidal.h" % name)
+        with open(os.path.join(ROOT, "runtime", "tidal_policy.h")) as f:
+            ph = f.read()
+        for name in self.L.POLICY_PROTOTYPES:
+            self.assertRegex(ph, r"\b%s\s*\(" % name, "%s is not in tidal_policy.h" % name)
+
+    def test_policy_struct_layouts(self):
+        with open(os.path.join(ROOT, "runtime", "tidal_policy.h")) as f:
+            ph = f.read()
+        for tag, cls in (("tidal_policy_config", self.L.PolicyConfig), ("tidal_service_config", self.L.ServiceConfig),
+                         ("tidal_scaling", self.L.Scaling)):
+            body = self.re.search(r"typedef struct %s \{(.*?)\} %s;" % (tag, tag), ph, self.re.S).group(1)
+            body = self.re.sub(r"/\*.*?\*/", "", body, flags=self.re.S)
+            names = []
+            for decl in body.split(";"):
+                decl = decl.strip()
+                if not decl:
+                    continue
+                m = self.re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)   # a function pointer
+                if m:
+                    names.append(m.group(1))
+                    continue
+                # "unsigned min_sms, max_sms" declares two
+                head, *more = [x.strip() for x in decl.split(",")]
+                names.append(self.re.findall(r"\w+", head)[-1])
+                names += [self.re.findall(r"\w+", x)[-1] for x in more]
+            self.assertEqual(names, [f[0] if f[0] != "cls" else "cls" for f in cls._fields_], tag)
 
     def test_stats_layout(self):
         body = self.re.search(r"typedef struct tidal_stats \{(.*?)\} tidal_stats;", self.h, self.re.S).group(1)
@@ -901,6 +927,50 @@ class TestRealTriton(unittest.TestCase):
                                                   "TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER": None},
                                           "lib": False, "part_name": None, "hook": [False, False, False],
                                           "preloaded": True})
+
+
+@unittest.skipUnless(os.environ.get("TIDAL_TEST_BUILD"), "TIDAL_TEST_BUILD (the build tree, ctest sets it) not set")
+class TestPolicyModels(unittest.TestCase):
+    """tidal.policy's fit and knee are libtidal's (the real libtidal.so; no GPU needed)."""
+
+    def run_models(self, code):
+        lib = os.path.join(os.environ["TIDAL_TEST_BUILD"], "lib", "libtidal.so")
+        return run_py(code, preload=False, stubs=False, env={"TIDAL_LIB": lib})
+
+    def test_fit_and_knee(self):
+        d = self.run_models("""
+            import json
+            from tidal import policy
+            n = [8, 16, 33, 66, 132]
+            m, rms = policy.fit(n, [4000.0 / k + 100 for k in n])
+            print(json.dumps({"a": m.a_us, "b": m.b_us, "rms": rms, "knee": m.knee(132),
+                              "knee10": m.knee(132, grain=2, slack=10), "lat": m.latency(40)}))
+        """)
+        self.assertAlmostEqual(d["a"], 4000, places=6)
+        self.assertAlmostEqual(d["b"], 100, places=6)
+        self.assertLess(d["rms"], 1e-6)
+        self.assertEqual(d["knee"], 110)
+        self.assertEqual(d["knee10"], 4)
+        self.assertAlmostEqual(d["lat"], 200, places=6)
+
+    def test_errors_are_tidal_errors(self):
+        d = self.run_models("""
+            import json
+            from tidal import policy, TidalError
+            out = {}
+            for what, f in (("one-count", lambda: policy.fit([66, 66], [1.0, 2.0])),
+                            ("lengths", lambda: policy.fit([1, 2], [1.0])),
+                            ("knee", lambda: policy.Scaling(1, 1).knee(132, grain=0))):
+                try:
+                    f()
+                    out[what] = "no error"
+                except TidalError as e:
+                    out[what] = str(e)
+            print(json.dumps(out))
+        """)
+        self.assertIn("two SM counts", d["one-count"])
+        self.assertIn("2 SM counts but 1 latencies", d["lengths"])
+        self.assertIn("bad arguments", d["knee"])
 
 
 if __name__ == "__main__":
