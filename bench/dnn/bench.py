@@ -14,6 +14,8 @@
                  b. LS models on a tidal partition of the LS SMs
                  c. (iv) LS / BE on tidal partitions of the LS / BE SMs, LS alone and
                     BE alone on them
+                 profile (only when asked, --sections profile): latency vs SM count per
+                    model and kernel, fitted a/n + b, the knee (sm_profile.py)
 Both: kernel census per model (torch.profiler kernel names: Triton vs closed), compile
 times, output checks (the tidal side compares its outputs with the unmodified side's).
 A failing section is printed with its traceback and recorded; the others still run; the
@@ -49,6 +51,10 @@ def parse():
     ap.add_argument("--be-sms", default=None, help="default: the second half (66-131 on 132)")
     ap.add_argument("--quick", action="store_true", help="plumbing check: BE in section c is bert-base too")
     ap.add_argument("--compile-only", action="store_true", help="build, compile, census; no timing")
+    ap.add_argument("--profile-sms", default=None, help="section profile: SM counts (default 2,4,8,...,all)")
+    ap.add_argument("--profile-n", type=int, default=100, help="section profile: timed requests per SM count")
+    ap.add_argument("--profile-slack", type=float, default=0.05, help="section profile: the knee's tolerance")
+    ap.add_argument("--profile-models", default=None, help="section profile: models (default: all loaded)")
     return ap.parse_args()
 
 
@@ -442,7 +448,9 @@ def main():
     if "census" in secs:
         run_section(res, log, "census", b.census)
     if not args.compile_only:
-        for s, fn in (("a", b.section_a), ("b", b.section_b), ("c", b.section_c)):
+        import sm_profile
+        for s, fn in (("a", b.section_a), ("b", b.section_b), ("c", b.section_c),
+                      ("profile", lambda: sm_profile.run(b))):
             if s in secs:
                 run_section(res, log, s, fn)
     torch.cuda.synchronize()

@@ -1012,8 +1012,11 @@ static void policy_sgdrc()
     float ls_ms;
     CK(cudaEventElapsedTime(&ls_ms, e0, e1));
     usleep(5000);
-    TCK(api.policy_request_end(pol, il, ls_ms * 1000.0, 1));
+    /* flag 3 before the release: the BE workers that join on the LS SMs once it is applied
+       start after the flag, outside the window checked below */
     r.raise_flag(3);
+    CK(cudaStreamSynchronize(r.fstream));
+    TCK(api.policy_request_end(pol, il, ls_ms * 1000.0, 1));
     CK(cudaStreamSynchronize(sb));
     r.fetch();
     q.fetch();
