@@ -16,6 +16,7 @@ sys.path.insert(0, DNN)
 
 import common  # noqa: E402
 import report  # noqa: E402
+import sm_profile  # noqa: E402
 
 
 def lat_row(section, side, config, model, mode, p50, p99, **kw):
@@ -123,6 +124,18 @@ class TestCommon(unittest.TestCase):
         self.assertEqual(d["clone_delta_us"], 1.5)
         self.assertEqual(d["original_delta_us"], 0.5)
         self.assertEqual((d["unmod_us"], d["tidal_us"]), (22.0, 24.0))
+
+
+class TestProfile(unittest.TestCase):
+    def test_default_counts(self):
+        self.assertEqual(sm_profile.default_counts(132), [2, 4, 8, 12, 16, 24, 32, 40, 48, 56, 66, 80, 96, 112, 132])
+        self.assertEqual(sm_profile.default_counts(20), [2, 4, 8, 12, 16, 20])
+
+    def test_measured_knee(self):
+        pts = [{"sms": 8, "p50_us": 900.0}, {"sms": 32, "p50_us": 104.0}, {"sms": 66, "p50_us": 100.0},
+               {"sms": 132, "p50_us": 101.0}]
+        self.assertEqual(sm_profile._measured_knee(pts, 0.05), 32)
+        self.assertEqual(sm_profile._measured_knee(pts, 0.01), 66)
 
 
 class TestReport(unittest.TestCase):
