@@ -4,15 +4,17 @@ The rules are libtidal's C code; this module only binds them.
 
   fit(sms, latencies_us) -> (Scaling, rms_us)   least squares of latency = a/n + b
   Scaling(a_us, b_us).latency(n), .knee(max_sms, grain=2, slack=0.05)
-  Policy("sgdrc" | "gslice", sms=None, **config)   a policy over tidal.torch partitions:
+  Policy("sgdrc" | "gslice", sms=None, apply=None, **config)   a policy over tidal.torch
+      partitions (or, with apply=f, calling f(service_id, [SMs]) for each mask change):
       .add(name, "ls" | "be", partition, slo_us=..., profile=Scaling, min_sms=, max_sms=,
            max_batch=, max_queue_us=) -> service id
       .begin(id, demand_sms=0), .end(id, latency_us, batch=1), .tick(),
       .batch(id, arrival_per_s) -> (batch, max_wait_us), .share(id) -> (SM list),
       .model(id) -> (Scaling, online) or None, .state() -> dict, .close()
 
-fit/Scaling need no GPU (they use the preloaded libtidal, else libtidal.so as tidal.locate
-finds it); Policy needs tidal.torch (the partitions are its). Errors raise TidalError.
+fit/Scaling and Policy(apply=...) need no GPU (they use the preloaded libtidal, else
+libtidal.so as tidal.locate finds it); Policy over partitions needs tidal.torch (the
+partitions are its). Errors raise TidalError. tidal.serve runs services on a Policy.
 """
 import ctypes
 import json
@@ -78,17 +80,38 @@ def fit(sms, latencies_us):
 class Policy:
     """One libtidal policy over tidal.torch partitions (see the module's docstring)."""
 
-    def __init__(self, kind, sms=None, **config):
-        from . import torch as tt
+    def __init__(self, kind, sms=None, apply=None, **config):
+        """apply: instead of moving tidal.torch partitions, call apply(service_id, [SMs]) for
+        every mask change (it returns nothing, or raises to fail the decision); sms must then
+        be given. Without it the policy moves the services' partitions (tidal.torch)."""
         if kind not in _KINDS:
             raise TidalError("tidal.policy.Policy: kind %r: want one of %s" % (kind, ", ".join(_KINDS)))
         bad = sorted(set(config) - set(_CONFIG_KEYS))
         if bad:
             raise TidalError("tidal.policy.Policy: unknown options %s (known: %s)" % (bad, ", ".join(_CONFIG_KEYS)))
-        self._lib = tt.init()
         c = _lib.PolicyConfig()
         c.kind = _KINDS[kind]
-        c.sms = int(sms) if sms is not None else tt.device_sms()
+        if apply is None:
+            from . import torch as tt
+            self._lib = tt.init()
+            c.sms = int(sms) if sms is not None else tt.device_sms()
+            self._apply = None
+        else:
+            if sms is None:
+                raise TidalError("tidal.policy.Policy: with apply=, give sms=")
+            self._lib = _any_lib()
+            c.sms = int(sms)
+            self.apply_error = None
+
+            def hook(_ctx, sid, mask):
+                try:
+                    apply(sid, _lib.smset_bits_to_list(mask.contents))
+                    return 0
+                except Exception as e:   # the C side gets a failure status; the error is kept
+                    self.apply_error = e
+                    return _lib.ERR_INVALID
+            self._apply = _lib._APPLY_FN(hook)   # kept: C holds the pointer
+            c.apply = self._apply
         for k, v in config.items():
             setattr(c, k, v.encode() if k == "trace_path" else v)
         h = ctypes.c_void_p()
@@ -105,7 +128,8 @@ class Policy:
         if cls not in _CLASSES:
             raise TidalError("Policy.add(%r): class %r: want 'ls' or 'be'" % (name, cls))
         prof = profile._c() if profile is not None else None
-        s = _lib.ServiceConfig(name.encode(), _CLASSES[cls], partition.handle, float(slo_us),
+        s = _lib.ServiceConfig(name.encode(), _CLASSES[cls], partition.handle if partition is not None else None,
+                               float(slo_us),
                                ctypes.pointer(prof) if prof is not None else None, int(min_sms), int(max_sms),
                                int(max_batch), int(max_queue_us))
         i = ctypes.c_int()

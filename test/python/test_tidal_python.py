@@ -972,6 +972,58 @@ class TestPolicyModels(unittest.TestCase):
         self.assertIn("2 SM counts but 1 latencies", d["lengths"])
         self.assertIn("bad arguments", d["knee"])
 
+    def test_serve_with_sgdrc(self):
+        d = self.run_models("""
+            import json, time
+            from tidal import policy, serve
+            moves = []
+            pol = policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: moves.append((sid, len(sms), sms[:1])))
+            srv = serve.Server(pol)
+            ls = srv.service("ls", "ls", lambda ids: time.sleep(0.002), slo_us=20000,
+                             profile=policy.Scaling(4000, 100))
+            be = srv.service("be", "be", lambda ids: time.sleep(0.005), max_batch=4)
+            arr = serve.poisson(100, 1.0, seed=3)
+            rec = srv.run({"ls": arr}, seconds=1.0)
+            st = pol.state()
+            print(json.dumps({"arrivals": len(arr), "ls": len(rec["ls"]), "be": len(rec["be"]),
+                              "be_batches": sorted({r.batch for r in rec["be"]}),
+                              "ls_sms": sorted({r.sms for r in rec["ls"]}),
+                              "min_lat_us": min((r.end - r.arrival) * 1e6 for r in rec["ls"]),
+                              "sum": serve.summarize(rec["ls"], 20000), "moves": moves[:6],
+                              "nmoves": len(moves), "state": st,
+                              "bursty": len(serve.bursty(200, 20.0, seed=1)) / 20.0}))
+        """)
+        self.assertEqual(d["ls"], d["arrivals"])            # every request served, once
+        self.assertGreater(d["be"], 20)
+        self.assertEqual(d["be_batches"], [4])
+        self.assertEqual(d["ls_sms"], [110])                 # the profile's knee
+        self.assertGreaterEqual(d["min_lat_us"], 2000)
+        self.assertEqual(d["sum"]["n"], d["arrivals"])
+        self.assertGreater(d["sum"]["slo_attainment"], 0.9)
+        # add: LS placed, BE everywhere; then each LS request takes 0-109 from BE and gives it back
+        self.assertEqual(d["moves"][:2], [[0, 110, [0]], [1, 132, [0]]])
+        self.assertIn([1, 22, [110]], d["moves"])
+        self.assertEqual(d["state"]["policy"], "sgdrc")
+        self.assertEqual([s["name"] for s in d["state"]["services"]], ["ls", "be"])
+        self.assertTrue(150 < d["bursty"] < 250, d["bursty"])   # mean rate kept
+
+    def test_apply_failure_is_reported(self):
+        d = self.run_models("""
+            import json
+            from tidal import policy, TidalError
+            def apply(sid, sms):
+                raise RuntimeError("no such partition")
+            pol = policy.Policy("gslice", sms=132, apply=apply)
+            try:
+                pol.add("be", "be", None)
+                out = "no error"
+            except TidalError as e:
+                out = str(e)
+            print(json.dumps({"err": out, "kept": str(pol.apply_error)}))
+        """)
+        self.assertIn("tidal_policy_add_service(be)", d["err"])
+        self.assertEqual(d["kept"], "no such partition")
+
 
 if __name__ == "__main__":
     unittest.main()

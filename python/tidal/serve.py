@@ -1,0 +1,204 @@
+"""tidal.serve: a serving loop in one process around libtidal's policies (tidal.policy).
+
+    pol = tidal.policy.Policy("sgdrc")                    # or "gslice"
+    srv = tidal.serve.Server(pol)
+    ls = srv.service("bert", "ls", run_bert, partition=p_ls, slo_us=2000, max_batch=8)
+    be = srv.service("bert-large", "be", run_large, partition=p_be, depth=2)   # closed loop
+    records = srv.run({"bert": tidal.serve.poisson(rate=300, seconds=10, seed=1)}, seconds=10)
+
+A service's `run(batch)` gets the list of the batch's request ids and returns when the
+batch's work is done (for a GPU model: issue it on the service's stream and synchronize).
+Each LS service has a request queue fed by its arrival times; its worker takes a batch of
+the size the policy picks for the measured arrival rate (tidal_policy_batch), waits at most
+the policy's max_wait for it to fill, calls policy.begin (the SMs are reserved before the
+work is issued), runs it, and calls policy.end with the batch's latency. A BE service runs
+closed-loop, `depth` batches of max_batch back to back. Every request gets a record:
+(service, arrival, start, end, batch, sms) in seconds of time.monotonic().
+
+Arrivals: poisson(rate, seconds, seed) and bursty(rate, seconds, seed, ...) — an on/off
+pattern (short bursts at several times the mean rate between quiet spells, as invocation
+traces of serverless functions show), generated here, nothing downloaded.
+"""
+import collections
+import math
+import random
+import threading
+import time
+
+from ._errors import TidalError
+
+__all__ = ["Server", "poisson", "bursty", "Record", "summarize"]
+
+Record = collections.namedtuple("Record", "service arrival start end batch sms")
+
+
+def poisson(rate, seconds, seed=0):
+    """Arrival times (s, from 0) of a Poisson process of `rate` requests/s."""
+    if rate <= 0 or seconds <= 0:
+        raise TidalError("poisson(rate=%r, seconds=%r): both must be > 0" % (rate, seconds))
+    rng, t, out = random.Random(seed), 0.0, []
+    while True:
+        t += rng.expovariate(rate)
+        if t >= seconds:
+            return out
+        out.append(t)
+
+
+def bursty(rate, seconds, seed=0, burst_factor=5.0, burst_s=0.05, quiet_factor=0.25):
+    """Arrival times with mean `rate`: Poisson within alternating bursts (burst_factor x the
+    mean, exponentially distributed lengths of mean burst_s) and quiet spells (quiet_factor x
+    the mean), their lengths chosen so that the long-run mean is `rate`."""
+    if rate <= 0 or seconds <= 0 or burst_factor <= 1 or not 0 <= quiet_factor < 1:
+        raise TidalError("bursty: want rate, seconds > 0, burst_factor > 1, 0 <= quiet_factor < 1")
+    # fraction f of time in bursts: f*B + (1-f)*Q = 1
+    f = (1 - quiet_factor) / (burst_factor - quiet_factor)
+    quiet_s = burst_s * (1 - f) / f
+    rng, t, out, burst = random.Random(seed), 0.0, [], False
+    while t < seconds:
+        length = rng.expovariate(1.0 / (burst_s if burst else quiet_s))
+        r = rate * (burst_factor if burst else quiet_factor)
+        end = min(t + length, seconds)
+        if r > 0:
+            u = t + rng.expovariate(r)
+            while u < end:
+                out.append(u)
+                u += rng.expovariate(r)
+        t, burst = end, not burst
+    return out
+
+
+def summarize(records, slo_us=None):
+    """{n, p50_us, p99_us, slo_attainment, throughput_per_s} of one service's records."""
+    if not records:
+        return {"n": 0}
+    lat = sorted((r.end - r.arrival) * 1e6 for r in records)
+
+    def pct(q):
+        return lat[min(len(lat) - 1, max(0, int(math.ceil(q / 100.0 * len(lat))) - 1))]
+    span = max(r.end for r in records) - min(r.arrival for r in records)
+    out = {"n": len(lat), "p50_us": round(pct(50), 1), "p99_us": round(pct(99), 1),
+           "throughput_per_s": round(len(lat) / span, 1) if span > 0 else None}
+    if slo_us:
+        out["slo_attainment"] = round(sum(1 for x in lat if x <= slo_us) / len(lat), 4)
+    return out
+
+
+class _Service:
+    def __init__(self, server, name, cls, run, sid, max_batch, depth, slo_us):
+        self.server, self.name, self.cls, self.run_fn, self.sid = server, name, cls, run, sid
+        self.max_batch, self.depth, self.slo_us = max_batch, depth, slo_us
+        self.queue = collections.deque()   # (request id, arrival time)
+        self.cond = threading.Condition()
+        self.records = []
+        self.arrivals = collections.deque(maxlen=64)   # recent arrival times, for the rate
+        self.error = None
+
+    def rate(self):
+        a = self.arrivals
+        if len(a) < 2 or a[-1] <= a[0]:
+            return 0.0
+        return (len(a) - 1) / (a[-1] - a[0])
+
+
+class Server:
+    """Services over one tidal.policy.Policy (see the module's docstring)."""
+
+    def __init__(self, policy, clock=time.monotonic):
+        self.policy, self.clock = policy, clock
+        self.services = {}
+        self._stop = threading.Event()
+
+    def service(self, name, cls, run, partition=None, slo_us=0.0, profile=None, max_batch=1, depth=1,
+                max_queue_us=0, min_sms=0, max_sms=0):
+        if name in self.services:
+            raise TidalError("Server.service: %s exists" % name)
+        if cls not in ("ls", "be"):
+            raise TidalError("Server.service(%s): class %r: want 'ls' or 'be'" % (name, cls))
+        sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
+                              max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us)
+        s = _Service(self, name, cls, run, sid, max_batch, depth, slo_us)
+        self.services[name] = s
+        return s
+
+    # -- workers
+    def _run_batch(self, s, batch):
+        ids = [rid for rid, _ in batch]
+        self.policy.begin(s.sid)
+        sms = len(self.policy.share(s.sid))
+        t0 = self.clock()
+        s.run_fn(ids)
+        t1 = self.clock()
+        self.policy.end(s.sid, (t1 - t0) * 1e6, len(ids))
+        for rid, arrival in batch:
+            s.records.append(Record(s.name, arrival if arrival is not None else t0, t0, t1, len(ids), sms))
+
+    def _ls_worker(self, s):
+        try:
+            while True:
+                with s.cond:
+                    while not s.queue and not self._stop.is_set():
+                        s.cond.wait(0.01)
+                    if not s.queue and self._stop.is_set():
+                        return
+                b, wait_us = self.policy.batch(s.sid, s.rate())
+                deadline = s.queue[0][1] + wait_us / 1e6
+                with s.cond:
+                    while len(s.queue) < b and self.clock() < deadline and not self._stop.is_set():
+                        s.cond.wait(max(0.0, min(deadline - self.clock(), 0.01)))
+                    batch = [s.queue.popleft() for _ in range(min(b, len(s.queue)))]
+                if batch:
+                    self._run_batch(s, batch)
+        except BaseException as e:   # reported by run()
+            s.error = e
+            self._stop.set()
+
+    def _be_worker(self, s):
+        n = 0
+        try:
+            while not self._stop.is_set():
+                batch = [("%s-%d" % (s.name, n + i), None) for i in range(s.max_batch)]
+                n += s.max_batch
+                self._run_batch(s, batch)
+        except BaseException as e:
+            s.error = e
+            self._stop.set()
+
+    def run(self, arrivals, seconds, tick_s=0.001):
+        """Replay arrivals ({LS service: [times in s from the start]}) for `seconds`, BE
+        services closed-loop the whole time; then wait for the queued requests. Returns
+        {service: [Record]}. A service's exception stops the run and is raised here."""
+        unknown = sorted(set(arrivals) - set(self.services))
+        if unknown:
+            raise TidalError("Server.run: no services %s" % unknown)
+        self._stop.clear()
+        threads = []
+        for s in self.services.values():
+            fn = self._ls_worker if s.cls == "ls" else self._be_worker
+            t = threading.Thread(target=fn, args=(s,), name="tidal-serve-%s" % s.name, daemon=True)
+            threads.append(t)
+            t.start()
+        start = self.clock()
+        events = sorted((t, name) for name, ts in arrivals.items() for t in ts)
+        i = 0
+        while not self._stop.is_set():
+            now = self.clock() - start
+            if now >= seconds:
+                break
+            while i < len(events) and events[i][0] <= now:
+                t, name = events[i]
+                s = self.services[name]
+                with s.cond:
+                    s.queue.append((i, start + t))
+                    s.arrivals.append(start + t)
+                    s.cond.notify()
+                i += 1
+            self.policy.tick()
+            nxt = events[i][0] if i < len(events) else seconds
+            time.sleep(max(0.0, min(nxt - (self.clock() - start), tick_s)))
+        self._stop.set()
+        for t in threads:
+            t.join()
+        for s in self.services.values():
+            if s.error is not None:
+                raise TidalError("service %s failed: %s: %s" % (s.name, type(s.error).__name__, s.error))
+        return {name: s.records for name, s in self.services.items()}
