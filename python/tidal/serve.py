@@ -100,11 +100,39 @@ class _Service:
         return (len(a) - 1) / (a[-1] - a[0])
 
 
+class _NoPolicy:
+    """Server(None): the baselines (no policy moves any SMs): LS batches take what is queued
+    (up to max_batch) without waiting; records carry sms = 0 (unknown)."""
+
+    def __init__(self):
+        self.max_batch = []
+
+    def add(self, name, cls, partition, max_batch=1, **_kw):
+        self.max_batch.append(max_batch)
+        return len(self.max_batch) - 1
+
+    def begin(self, sid, demand_sms=0):
+        pass
+
+    def end(self, sid, latency_us, batch=1):
+        pass
+
+    def tick(self):
+        pass
+
+    def batch(self, sid, arrival_per_s):
+        return self.max_batch[sid], 0
+
+    def share(self, sid):
+        return []
+
+
 class Server:
-    """Services over one tidal.policy.Policy (see the module's docstring)."""
+    """Services over one tidal.policy.Policy, or none (None: the baselines; see the
+    module's docstring)."""
 
     def __init__(self, policy, clock=time.monotonic):
-        self.policy, self.clock = policy, clock
+        self.policy, self.clock = policy if policy is not None else _NoPolicy(), clock
         self.services = {}
         self._stop = threading.Event()
 
@@ -182,9 +210,7 @@ class Server:
         i = 0
         while not self._stop.is_set():
             now = self.clock() - start
-            if now >= seconds:
-                break
-            while i < len(events) and events[i][0] <= now:
+            while i < len(events) and events[i][0] < seconds and (events[i][0] <= now or now >= seconds):
                 t, name = events[i]
                 s = self.services[name]
                 with s.cond:
@@ -192,6 +218,8 @@ class Server:
                     s.arrivals.append(start + t)
                     s.cond.notify()
                 i += 1
+            if now >= seconds:
+                break
             self.policy.tick()
             nxt = events[i][0] if i < len(events) else seconds
             time.sleep(max(0.0, min(nxt - (self.clock() - start), tick_s)))
