@@ -240,6 +240,9 @@ int tidal_policy_add_service(tidal_policy *p, const tidal_service_config *sc, in
     if (sc->profile && !(sc->profile->a_us >= 0 && sc->profile->b_us >= 0 && sc->profile->a_us + sc->profile->b_us > 0))
         return tidal__fail(TIDAL_ERR_INVALID, "service %s: profile a=%g b=%g (want a, b >= 0, not both 0)", sc->name,
                            sc->profile->a_us, sc->profile->b_us);
+    if (sc->demand_sms % p->cfg.grain || sc->demand_sms > (sc->max_sms ? sc->max_sms : p->cfg.sms))
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: demand_sms %u (want a multiple of %u, <= max_sms)", sc->name,
+                           sc->demand_sms, p->cfg.grain);
     if (sc->max_batch > POLICY_MAX_BATCH)
         return tidal__fail(TIDAL_ERR_INVALID, "service %s: max_batch %u > %u", sc->name, sc->max_batch,
                            POLICY_MAX_BATCH);
@@ -269,6 +272,7 @@ int tidal_policy_add_service(tidal_policy *p, const tidal_service_config *sc, in
     s->slo_us = sc->slo_us;
     if (sc->profile) s->has_profile = 1, s->profile = *sc->profile;
     s->min_sms = min, s->max_sms = max;
+    s->demand_sms = sc->demand_sms && sc->demand_sms < min ? min : sc->demand_sms;
     s->max_batch = sc->max_batch ? sc->max_batch : 1;
     s->max_queue_us = sc->max_queue_us ? sc->max_queue_us : (uint64_t)sc->slo_us;
     s->last_batch = 1;

@@ -39,7 +39,9 @@ int gslice_add(tidal_policy *p, int id)
     if (s->cls == TIDAL_SERVICE_LS) {
         tidal_scaling m;
         unsigned even = p->cfg.sms / p->nsvc / g * g;
-        unsigned n = policy_model(s, &m) ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack) : even;
+        unsigned n = s->demand_sms         ? s->demand_sms
+                     : policy_model(s, &m) ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack)
+                                           : even;
         s->share = clamp(n, s->min_sms, s->max_sms);
         if (s->share > room) s->share = room / g * g;
         if (s->share < s->min_sms)

@@ -40,7 +40,7 @@ typedef struct policy_svc {
     double slo_us;
     int has_profile;
     tidal_scaling profile;
-    unsigned min_sms, max_sms, max_batch;
+    unsigned min_sms, max_sms, max_batch, demand_sms;
     uint64_t max_queue_us;
 
     scaling_online online;

@@ -6,10 +6,12 @@
 
 #include "policy_internal.h"
 
-/* One request's demand: the model's knee, or all the service may have without a model. */
+/* One request's demand: the service's measured one, else the model's knee, else all the
+ * service may have. */
 static unsigned demand(const tidal_policy *p, const policy_svc *s)
 {
     tidal_scaling m;
+    if (s->demand_sms) return s->demand_sms;
     if (!policy_model(s, &m)) return s->max_sms;
     unsigned n = tidal_scaling_knee(&m, s->max_sms, p->cfg.grain, p->cfg.knee_slack);
     return n < s->min_sms ? s->min_sms : n;

@@ -112,6 +112,9 @@ typedef struct tidal_service_config {
     unsigned min_sms, max_sms;    /* bounds of the share (default grain, all) */
     unsigned max_batch;           /* adaptive batching limit (default 1) */
     uint64_t max_queue_us;        /* longest a request may wait for its batch (default: SLO) */
+    unsigned demand_sms;          /* the SMs one request needs, measured (a profile's knee on
+                                     its measured curve, which waves make smaller than the
+                                     fit's); 0: the knee of the model */
 } tidal_service_config;
 
 int tidal_policy_create(const tidal_policy_config *cfg, tidal_policy **out);

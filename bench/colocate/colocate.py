@@ -42,6 +42,8 @@ def parse():
     ap.add_argument("--be-sms", default="66-131")
     ap.add_argument("--slo-factor", type=float, default=2.0)
     ap.add_argument("--ls-profile", default=None, help="A,B: the LS model's latency = A/n + B us (sm_profile)")
+    ap.add_argument("--ls-demand", type=int, default=0,
+                    help="the LS request's measured knee in SMs (sm_profile's knee.measured): the policies' demand")
     ap.add_argument("--seed", type=int, default=1)
     return ap.parse_args()
 
@@ -133,9 +135,9 @@ def main():
                 pol = policy.Policy(cfg[6:], trace_path=os.path.join(a.out, "trace-%s-%.1f.jsonl" % (cfg, load)))
             srv = serve.Server(pol)
             # SGDRC without a profile: the LS demand is its whole set (max_sms)
-            extra = {"max_sms": ls_n} if (cfg == "tidal-sgdrc" and profile is None) else {}
+            extra = {"max_sms": ls_n} if (cfg == "tidal-sgdrc" and profile is None and not a.ls_demand) else {}
             srv.service("ls", "ls", runner(gl, sl), partition=pl if pol else None, slo_us=slo_us,
-                        profile=profile if pol else None, **extra)
+                        profile=profile if pol else None, demand_sms=a.ls_demand if pol else 0, **extra)
             srv.service("be", "be", runner(gb, sb), partition=pb if pol else None)
             arr = serve.poisson(load * capacity, a.seconds, seed=a.seed)
             rec = srv.run({"ls": arr}, seconds=a.seconds)

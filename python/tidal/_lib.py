@@ -88,7 +88,8 @@ class ServiceConfig(ctypes.Structure):
     """struct tidal_service_config (runtime/tidal_policy.h), in its field order."""
     _fields_ = [("name", ctypes.c_char_p), ("cls", ctypes.c_int), ("part", ctypes.c_void_p),
                 ("slo_us", ctypes.c_double), ("profile", ctypes.POINTER(Scaling)), ("min_sms", ctypes.c_uint),
-                ("max_sms", ctypes.c_uint), ("max_batch", ctypes.c_uint), ("max_queue_us", ctypes.c_uint64)]
+                ("max_sms", ctypes.c_uint), ("max_batch", ctypes.c_uint), ("max_queue_us", ctypes.c_uint64),
+                ("demand_sms", ctypes.c_uint)]
 
 
 _vp = ctypes.c_void_p

@@ -7,7 +7,7 @@ The rules are libtidal's C code; this module only binds them.
   Policy("sgdrc" | "gslice", sms=None, apply=None, **config)   a policy over tidal.torch
       partitions (or, with apply=f, calling f(service_id, [SMs]) for each mask change):
       .add(name, "ls" | "be", partition, slo_us=..., profile=Scaling, min_sms=, max_sms=,
-           max_batch=, max_queue_us=) -> service id
+           max_batch=, max_queue_us=, demand_sms=) -> service id
       .begin(id, demand_sms=0), .end(id, latency_us, batch=1), .tick(),
       .batch(id, arrival_per_s) -> (batch, max_wait_us), .share(id) -> (SM list),
       .model(id) -> (Scaling, online) or None, .state() -> dict, .close()
@@ -124,14 +124,14 @@ class Policy:
         return self._h
 
     def add(self, name, cls, partition, slo_us=0.0, profile=None, min_sms=0, max_sms=0, max_batch=0,
-            max_queue_us=0):
+            max_queue_us=0, demand_sms=0):
         if cls not in _CLASSES:
             raise TidalError("Policy.add(%r): class %r: want 'ls' or 'be'" % (name, cls))
         prof = profile._c() if profile is not None else None
         s = _lib.ServiceConfig(name.encode(), _CLASSES[cls], partition.handle if partition is not None else None,
                                float(slo_us),
                                ctypes.pointer(prof) if prof is not None else None, int(min_sms), int(max_sms),
-                               int(max_batch), int(max_queue_us))
+                               int(max_batch), int(max_queue_us), int(demand_sms))
         i = ctypes.c_int()
         self._lib.check(self._lib.tidal_policy_add_service(self._handle(), ctypes.byref(s), ctypes.byref(i)),
                         "tidal_policy_add_service(%s)" % name)

@@ -137,13 +137,14 @@ class Server:
         self._stop = threading.Event()
 
     def service(self, name, cls, run, partition=None, slo_us=0.0, profile=None, max_batch=1, depth=1,
-                max_queue_us=0, min_sms=0, max_sms=0):
+                max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0):
         if name in self.services:
             raise TidalError("Server.service: %s exists" % name)
         if cls not in ("ls", "be"):
             raise TidalError("Server.service(%s): class %r: want 'ls' or 'be'" % (name, cls))
         sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
-                              max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us)
+                              max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us,
+                              demand_sms=demand_sms)
         s = _Service(self, name, cls, run, sid, max_batch, depth, slo_us)
         self.services[name] = s
         return s

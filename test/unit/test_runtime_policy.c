@@ -274,6 +274,30 @@ static void test_online_model_replaces_profile(void **state)
     tidal_policy_destroy(p);
 }
 
+static void test_measured_demand_beats_the_fit(void **state)
+{
+    (void)state;
+    world w;
+    tidal_policy *p = make(&w, TIDAL_POLICY_SGDRC, NULL);
+    /* the fit's knee is 110; the measured curve (waves) flattens at 48 */
+    tidal_service_config ls = {
+        .name = "ls", .cls = TIDAL_SERVICE_LS, .slo_us = 500, .profile = &bert, .demand_sms = 48};
+    int id;
+    assert_int_equal(tidal_policy_add_service(p, &ls, &id), TIDAL_OK);
+    int be = add(p, "be", TIDAL_SERVICE_BE, 0, NULL);
+    tidal_policy_request_begin(p, id, 0);
+    assert_string_equal(mask_of(p, id), "0-47");
+    assert_string_equal(mask_of(p, be), "48-131");
+    tidal_service_config odd = {.name = "odd", .cls = TIDAL_SERVICE_LS, .slo_us = 500, .demand_sms = 47};
+    assert_int_equal(tidal_policy_add_service(p, &odd, NULL), TIDAL_ERR_INVALID);
+    tidal_policy_destroy(p);
+
+    p = make(&w, TIDAL_POLICY_GSLICE, NULL);
+    assert_int_equal(tidal_policy_add_service(p, &ls, &id), TIDAL_OK);
+    assert_string_equal(mask_of(p, id), "0-47"); /* GSLICE starts there too */
+    tidal_policy_destroy(p);
+}
+
 /* ------------------------------------------------------------------ GSLICE */
 
 static void test_gslice_initial_shares(void **state)
@@ -463,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_sgdrc_window_max),
         cmocka_unit_test(test_sgdrc_two_ls_keep_places),
         cmocka_unit_test(test_online_model_replaces_profile),
+        cmocka_unit_test(test_measured_demand_beats_the_fit),
         cmocka_unit_test(test_gslice_initial_shares),
         cmocka_unit_test(test_gslice_tunes),
         cmocka_unit_test(test_gslice_batching),
