@@ -960,33 +960,51 @@ static std::string fmt_set(const tidal_smset &m)
     return b;
 }
 
+// Two partitions "<tag>ls" / "<tag>be" (all SMs), a stream bound to each, and a policy of
+// `kind` with an LS service (SLO slo_us) and a BE service on them, added in that order or
+// BE first.
+struct PolicyRig {
+    tidal_part *pl, *pb;
+    cudaStream_t sl, sb;
+    tidal_policy *pol;
+    int il, ib;
+};
+
+static PolicyRig policy_rig(int kind, const char *tag, double slo_us, bool be_first)
+{
+    PolicyRig g;
+    TCK(api.partition_create((std::string(tag) + "ls").c_str(), "all", &g.pl));
+    TCK(api.partition_create((std::string(tag) + "be").c_str(), "all", &g.pb));
+    CK(cudaStreamCreateWithFlags(&g.sl, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&g.sb, cudaStreamNonBlocking));
+    TCK(api.stream_bind(g.sl, g.pl));
+    TCK(api.stream_bind(g.sb, g.pb));
+    tidal_policy_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    TCK(api.policy_create(&c, &g.pol));
+    tidal_service_config ls, be;
+    memset(&ls, 0, sizeof ls);
+    memset(&be, 0, sizeof be);
+    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.part = g.pl, ls.slo_us = slo_us;
+    be.name = "be", be.cls = TIDAL_SERVICE_BE, be.part = g.pb;
+    if (be_first) TCK(api.policy_add_service(g.pol, &be, &g.ib));
+    TCK(api.policy_add_service(g.pol, &ls, &g.il));
+    if (!be_first) TCK(api.policy_add_service(g.pol, &be, &g.ib));
+    return g;
+}
+
 // SGDRC on a running BE kernel: LS work arrives (BE loses 0..k-1 while it runs), an LS
 // kernel runs on them, LS goes idle (BE gets every SM back).
 static void policy_sgdrc()
 {
     const int N = nsm();
     const unsigned k = (unsigned)N / 2 / 2 * 2; /* the LS demand: half the SMs */
-    tidal_part *pl, *pb;
-    TCK(api.partition_create("pls", "all", &pl));
-    TCK(api.partition_create("pbe", "all", &pb));
-    cudaStream_t sl, sb;
-    CK(cudaStreamCreateWithFlags(&sl, cudaStreamNonBlocking));
-    CK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
-    TCK(api.stream_bind(sl, pl));
-    TCK(api.stream_bind(sb, pb));
-    tidal_policy_config c;
-    memset(&c, 0, sizeof c);
-    c.kind = TIDAL_POLICY_SGDRC;
-    tidal_policy *pol;
-    TCK(api.policy_create(&c, &pol));
-    tidal_service_config ls, be;
-    memset(&ls, 0, sizeof ls);
-    memset(&be, 0, sizeof be);
-    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.part = pl, ls.slo_us = 1000;
-    be.name = "be", be.cls = TIDAL_SERVICE_BE, be.part = pb;
-    int il, ib;
-    TCK(api.policy_add_service(pol, &ls, &il));
-    TCK(api.policy_add_service(pol, &be, &ib));
+    PolicyRig g = policy_rig(TIDAL_POLICY_SGDRC, "p", 1000, false);
+    tidal_part *pb = g.pb;
+    cudaStream_t sl = g.sl, sb = g.sb;
+    tidal_policy *pol = g.pol;
+    const int il = g.il;
     tidal_smset mb;
     TCK(api.partition_get_mask(pb, &mb));
     result("policy.sgdrc.idle-be-all", tidal_smset_count(&mb) == (unsigned)N, "BE " + fmt_set(mb) + " while LS idles");
@@ -1070,26 +1088,12 @@ static void policy_sgdrc()
 static void policy_gslice()
 {
     const int N = nsm();
-    tidal_part *pl, *pb;
-    TCK(api.partition_create("gls", "all", &pl));
-    TCK(api.partition_create("gbe", "all", &pb));
-    cudaStream_t sl;
-    CK(cudaStreamCreateWithFlags(&sl, cudaStreamNonBlocking));
-    TCK(api.stream_bind(sl, pl));
-    tidal_policy_config c;
-    memset(&c, 0, sizeof c);
-    c.kind = TIDAL_POLICY_GSLICE;
-    tidal_policy *pol;
-    TCK(api.policy_create(&c, &pol));
-    tidal_service_config ls, be;
-    memset(&ls, 0, sizeof ls);
-    memset(&be, 0, sizeof be);
     const double slo = 150;
-    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.part = pl, ls.slo_us = slo;
-    be.name = "be", be.cls = TIDAL_SERVICE_BE, be.part = pb;
-    int ib, il;
-    TCK(api.policy_add_service(pol, &be, &ib));
-    TCK(api.policy_add_service(pol, &ls, &il));
+    PolicyRig g = policy_rig(TIDAL_POLICY_GSLICE, "g", slo, true);
+    tidal_part *pb = g.pb;
+    cudaStream_t sl = g.sl;
+    tidal_policy *pol = g.pol;
+    const int il = g.il;
     unsigned first;
     TCK(api.policy_share(pol, il, nullptr, &first));
     Run q(2000);
