@@ -44,6 +44,8 @@ def parse():
     ap.add_argument("--ls-profile", default=None, help="A,B: the LS model's latency = A/n + B us (sm_profile)")
     ap.add_argument("--ls-demand", type=int, default=0,
                     help="the LS request's measured knee in SMs (sm_profile's knee.measured): the policies' demand")
+    ap.add_argument("--idle-us", type=int, default=0,
+                    help="SGDRC: LS keeps its SMs this long after its last request (0: released at once)")
     ap.add_argument("--seed", type=int, default=1)
     return ap.parse_args()
 
@@ -132,7 +134,8 @@ def main():
         for load in (float(v) for v in a.loads.split(",")):
             pol = None
             if cfg in ("tidal-sgdrc", "tidal-gslice"):   # a fresh policy per run
-                pol = policy.Policy(cfg[6:], trace_path=os.path.join(a.out, "trace-%s-%.1f.jsonl" % (cfg, load)))
+                kw = {"idle_us": a.idle_us} if cfg == "tidal-sgdrc" else {}
+                pol = policy.Policy(cfg[6:], trace_path=os.path.join(a.out, "trace-%s-%.1f.jsonl" % (cfg, load)), **kw)
             srv = serve.Server(pol)
             # SGDRC without a profile: the LS demand is its whole set (max_sms)
             extra = {"max_sms": ls_n} if (cfg == "tidal-sgdrc" and profile is None and not a.ls_demand) else {}
