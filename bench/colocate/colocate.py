@@ -123,7 +123,10 @@ def main():
         else:
             # moved live: the BE partition (and GSLICE's LS) always as clones, which follow
             # the mask while they run (a placed original would keep its green context's SMs)
-            pl = tt.Partition("ls-" + cfg[6:], a.ls_sms)
+            # SGDRC with a fixed demand keeps LS on 0..demand-1: a stream made there places
+            # LS's short kernels as originals (a stream of another set would run them as clones)
+            ls_set = "0-%d" % (a.ls_demand - 1) if (cfg == "tidal-sgdrc" and a.ls_demand) else a.ls_sms
+            pl = tt.Partition("ls-" + cfg[6:], ls_set)
             pb = tt.Partition("be-" + cfg[6:], "all")
             pb.placement = "persistent"
             if cfg == "tidal-gslice":
