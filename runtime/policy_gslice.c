@@ -13,29 +13,22 @@ static int layout(tidal_policy *p, const char *event, int id, const char *reason
     return policy_layout(p, want, event, id, reason);
 }
 
-/* SMs no LS share holds, less a slice per BE service. */
-static unsigned free_sms(const tidal_policy *p)
+/* SMs the services other than `but` hold (-1: all of them) are their LS shares and a
+ * slice per BE service; what is left of the device's is free for `but`. */
+static unsigned left_for(const tidal_policy *p, int but)
 {
     unsigned used = 0;
-    for (unsigned i = 0; i < p->nsvc; i++) used += p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : p->cfg.grain;
+    for (unsigned i = 0; i < p->nsvc; i++)
+        if ((int)i != but) used += p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : p->cfg.grain;
     return used < p->cfg.sms ? p->cfg.sms - used : 0;
 }
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* SMs the other services hold: their LS shares and a slice per BE service. */
-static unsigned held_by_others(const tidal_policy *p, int id)
-{
-    unsigned used = 0;
-    for (unsigned i = 0; i < p->nsvc; i++)
-        if ((int)i != id) used += p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : p->cfg.grain;
-    return used;
-}
-
 int gslice_add(tidal_policy *p, int id)
 {
     policy_svc *s = &p->svc[id];
-    unsigned g = p->cfg.grain, others = held_by_others(p, id), room = p->cfg.sms > others ? p->cfg.sms - others : 0;
+    unsigned g = p->cfg.grain, room = left_for(p, id);
     if (s->cls == TIDAL_SERVICE_LS) {
         tidal_scaling m;
         unsigned even = p->cfg.sms / p->nsvc / g * g;
@@ -75,7 +68,7 @@ int gslice_end(tidal_policy *p, int id, double latency_us)
     s->window_worst = 0, s->window_n = 0;
     char why[160];
     if (worst > p->cfg.slo_high * budget) {
-        unsigned room = free_sms(p), step = p->cfg.tune_step;
+        unsigned room = left_for(p, -1), step = p->cfg.tune_step;
         if (step > room) step = room / p->cfg.grain * p->cfg.grain;
         if (s->share + step > s->max_sms) step = s->max_sms - s->share;
         if (step == 0) {

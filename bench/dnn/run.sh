@@ -146,8 +146,7 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
   gcc $CF driver/tidal-ptxas.c driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas" || return 1
   # libtidal's sources: the list CMakeLists.txt builds (TIDAL_RUNTIME_SOURCES), compiled as it does
   local srcs
-  srcs=$(awk '/set\(TIDAL_RUNTIME_SOURCES/,/\)/' CMakeLists.txt | grep -o 'runtime/[A-Za-z0-9_]*\.c')
-  [[ -n $srcs ]] || { echo "no TIDAL_RUNTIME_SOURCES in CMakeLists.txt"; return 1; }
+  srcs=$("$root/scripts/runtime-sources.sh") || return 1
   for f in $srcs; do
     o=$B/obj/rt_$(basename "${f%.c}").o
     # shellcheck disable=SC2086

@@ -3,7 +3,7 @@
     pol = tidal.policy.Policy("sgdrc")                    # or "gslice"
     srv = tidal.serve.Server(pol)
     ls = srv.service("bert", "ls", run_bert, partition=p_ls, slo_us=2000, max_batch=8)
-    be = srv.service("bert-large", "be", run_large, partition=p_be, depth=2)   # closed loop
+    be = srv.service("bert-large", "be", run_large, partition=p_be)   # closed loop
     records = srv.run({"bert": tidal.serve.poisson(rate=300, seconds=10, seed=1)}, seconds=10)
 
 A service's `run(batch)` gets the list of the batch's request ids and returns when the
@@ -12,7 +12,7 @@ Each LS service has a request queue fed by its arrival times; its worker takes a
 the size the policy picks for the measured arrival rate (tidal_policy_batch), waits at most
 the policy's max_wait for it to fill, calls policy.begin (the SMs are reserved before the
 work is issued), runs it, and calls policy.end with the batch's latency. A BE service runs
-closed-loop, `depth` batches of max_batch back to back. Every request gets a record:
+closed-loop: batches of max_batch, one after the other. Every request gets a record:
 (service, arrival, start, end, batch, sms) in seconds of time.monotonic().
 
 Arrivals: poisson(rate, seconds, seed) and bursty(rate, seconds, seed, ...) — an on/off
@@ -84,9 +84,9 @@ def summarize(records, slo_us=None):
 
 
 class _Service:
-    def __init__(self, server, name, cls, run, sid, max_batch, depth, slo_us):
+    def __init__(self, server, name, cls, run, sid, max_batch, slo_us):
         self.server, self.name, self.cls, self.run_fn, self.sid = server, name, cls, run, sid
-        self.max_batch, self.depth, self.slo_us = max_batch, depth, slo_us
+        self.max_batch, self.slo_us = max_batch, slo_us
         self.queue = collections.deque()   # (request id, arrival time)
         self.cond = threading.Condition()
         self.records = []
@@ -136,7 +136,7 @@ class Server:
         self.services = {}
         self._stop = threading.Event()
 
-    def service(self, name, cls, run, partition=None, slo_us=0.0, profile=None, max_batch=1, depth=1,
+    def service(self, name, cls, run, partition=None, slo_us=0.0, profile=None, max_batch=1,
                 max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0):
         if name in self.services:
             raise TidalError("Server.service: %s exists" % name)
@@ -145,7 +145,7 @@ class Server:
         sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
                               max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us,
                               demand_sms=demand_sms)
-        s = _Service(self, name, cls, run, sid, max_batch, depth, slo_us)
+        s = _Service(self, name, cls, run, sid, max_batch, slo_us)
         self.services[name] = s
         return s
 

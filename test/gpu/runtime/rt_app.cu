@@ -994,6 +994,23 @@ static PolicyRig policy_rig(int kind, const char *tag, double slo_us, bool be_fi
     return g;
 }
 
+// One launch of run's kernel on s, timed with CUDA events: microseconds.
+static double timed_launch_us(Run &run, cudaStream_t s, unsigned spin_ns)
+{
+    static cudaEvent_t e0, e1;
+    if (!e0) {
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+    }
+    CK(cudaEventRecord(e0, s));
+    run.launch(s, spin_ns);
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms * 1000.0;
+}
+
 // SGDRC on a running BE kernel: LS work arrives (BE loses 0..k-1 while it runs), an LS
 // kernel runs on them, LS goes idle (BE gets every SM back).
 static void policy_sgdrc()
@@ -1020,21 +1037,13 @@ static void policy_sgdrc()
     TCK(api.policy_request_begin(pol, il, k));
     double t1 = now_us();
     r.raise_flag(2);
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaEventRecord(e0, sl));
-    q.launch(sl, 1000);
-    CK(cudaEventRecord(e1, sl));
-    CK(cudaEventSynchronize(e1));
-    float ls_ms;
-    CK(cudaEventElapsedTime(&ls_ms, e0, e1));
+    const double ls_us = timed_launch_us(q, sl, 1000);
     usleep(5000);
     /* flag 3 before the release: the BE workers that join on the LS SMs once it is applied
        start after the flag, outside the window checked below */
     r.raise_flag(3);
     CK(cudaStreamSynchronize(r.fstream));
-    TCK(api.policy_request_end(pol, il, ls_ms * 1000.0, 1));
+    TCK(api.policy_request_end(pol, il, ls_us, 1));
     CK(cudaStreamSynchronize(sb));
     r.fetch();
     q.fetch();
@@ -1068,7 +1077,7 @@ static void policy_sgdrc()
     char msg[300];
     snprintf(msg, sizeof msg, "reservation 0-%u applied in %.1f us on the host; BE's last block start on an LS SM "
              "%.1f us after the request (LS waits at most that plus one block, %u us); LS kernel %.1f us",
-             k - 1, t1 - t0, tl > tf ? (tl - tf) / 1000.0 : 0.0, spin / 1000, ls_ms * 1000.0);
+             k - 1, t1 - t0, tl > tf ? (tl - tf) / 1000.0 : 0.0, spin / 1000, ls_us);
     result("policy.sgdrc.be-leaves-ls-sms", a2 != ~0u && during > 0 && during_bad == 0,
            std::to_string(during_bad) + " of " + std::to_string(during) + " BE blocks on LS SMs while LS worked; " +
                msg);
@@ -1097,22 +1106,11 @@ static void policy_gslice()
     unsigned first;
     TCK(api.policy_share(pol, il, nullptr, &first));
     Run q(2000);
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
     const int R = 400;
     std::vector<double> lat(R);
-    std::vector<unsigned> share(R);
     for (int i = 0; i < R; i++) {
         TCK(api.policy_request_begin(pol, il, 0));
-        TCK(api.policy_share(pol, il, nullptr, &share[i]));
-        CK(cudaEventRecord(e0, sl));
-        q.launch(sl, 20000);
-        CK(cudaEventRecord(e1, sl));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        lat[i] = ms * 1000.0;
+        lat[i] = timed_launch_us(q, sl, 20000);
         TCK(api.policy_request_end(pol, il, lat[i], 1));
     }
     unsigned last;

@@ -55,8 +55,7 @@ build() {
   local rto=()
   # libtidal's sources: the list CMakeLists.txt builds (TIDAL_RUNTIME_SOURCES)
   local srcs
-  srcs=$(awk '/set\(TIDAL_RUNTIME_SOURCES/,/\)/' "$root/CMakeLists.txt" | grep -o 'runtime/[A-Za-z0-9_]*\.c')
-  [[ -n $srcs ]] || { echo "no TIDAL_RUNTIME_SOURCES in CMakeLists.txt"; return 1; }
+  srcs=$("$root/scripts/runtime-sources.sh") || return 1
   for f in $srcs; do
     f=$(basename "${f%.c}")
     gcc $CFLAGS -fPIC -c "$root/runtime/$f.c" -o "$B/obj/rt_$f.o"; rto+=("$B/obj/rt_$f.o")
