@@ -320,7 +320,7 @@ class Bench:
 
     def section_b(self):
         names = [n for n in ("bert-base", "resnet50") if n in self.models]
-        from greenctx import parse_smset
+        from common import parse_smset
         allowed = set(parse_smset(self.ls_sms, self.nsm))
         if self.tt:
             p = self.tidal_part("ls-b", self.ls_sms)

@@ -13,6 +13,29 @@ import sys
 import time
 import traceback
 
+# ------------------------------------------------------------------ SM sets
+
+def parse_smset(text, nsm):
+    """'0-65,70' / 'all' -> sorted list of SM ids (< nsm)."""
+    text = text.strip()
+    if text == "all":
+        return list(range(nsm))
+    out = set()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "-" in item:
+            a, b = item.split("-", 1)
+            out.update(range(int(a), int(b) + 1))
+        else:
+            out.add(int(item))
+    bad = [s for s in out if s < 0 or s >= nsm]
+    if bad:
+        raise ValueError("SM set %s: SMs %s outside 0-%d" % (text, bad[:5], nsm - 1))
+    return sorted(out)
+
+
 # ------------------------------------------------------------------ statistics
 
 

@@ -13,6 +13,7 @@ A set that is not exactly a union of groups is an error. Every driver call is ch
 """
 import torch
 
+from common import parse_smset
 from measure import smids_of
 
 
@@ -37,27 +38,6 @@ def _check(res, what):
     if isinstance(res, tuple):
         return res[1] if len(res) == 2 else res[1:]
     return None
-
-
-def parse_smset(text, nsm):
-    """'0-65,70' / 'all' -> sorted list of SM ids (< nsm)."""
-    text = text.strip()
-    if text == "all":
-        return list(range(nsm))
-    out = set()
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        if "-" in item:
-            a, b = item.split("-", 1)
-            out.update(range(int(a), int(b) + 1))
-        else:
-            out.add(int(item))
-    bad = [s for s in out if s < 0 or s >= nsm]
-    if bad:
-        raise ValueError("SM set %s: SMs %s outside 0-%d" % (text, bad[:5], nsm - 1))
-    return sorted(out)
 
 
 def _split_flag(cu):

@@ -8,6 +8,10 @@
 
 A service's `run(batch)` gets the list of the batch's request ids and returns when the
 batch's work is done (for a GPU model: issue it on the service's stream and synchronize).
+`run` may also be a list of such callables, the service's instances (each with its own
+stream and graph, as a server's model instances): one worker per instance takes batches
+from the service's one queue, so that a request that arrives while another runs starts at
+once instead of queueing behind it.
 Each LS service has a request queue fed by its arrival times; its worker takes a batch of
 the size the policy picks for the measured arrival rate (tidal_policy_batch), waits at most
 the policy's max_wait for it to fill, calls policy.begin (the SMs are reserved before the
@@ -84,8 +88,8 @@ def summarize(records, slo_us=None):
 
 
 class _Service:
-    def __init__(self, server, name, cls, run, sid, max_batch, slo_us):
-        self.server, self.name, self.cls, self.run_fn, self.sid = server, name, cls, run, sid
+    def __init__(self, server, name, cls, runs, sid, max_batch, slo_us):
+        self.server, self.name, self.cls, self.runs, self.sid = server, name, cls, runs, sid
         self.max_batch, self.slo_us = max_batch, slo_us
         self.queue = collections.deque()   # (request id, arrival time)
         self.cond = threading.Condition()
@@ -142,52 +146,57 @@ class Server:
             raise TidalError("Server.service: %s exists" % name)
         if cls not in ("ls", "be"):
             raise TidalError("Server.service(%s): class %r: want 'ls' or 'be'" % (name, cls))
+        runs = list(run) if isinstance(run, (list, tuple)) else [run]
+        if not runs or not all(callable(r) for r in runs):
+            raise TidalError("Server.service(%s): run: want a callable or a non-empty list of callables" % name)
         sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
                               max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us,
                               demand_sms=demand_sms)
-        s = _Service(self, name, cls, run, sid, max_batch, slo_us)
+        s = _Service(self, name, cls, runs, sid, max_batch, slo_us)
         self.services[name] = s
         return s
 
     # -- workers
-    def _run_batch(self, s, batch):
+    def _run_batch(self, s, run_fn, batch):
         ids = [rid for rid, _ in batch]
         self.policy.begin(s.sid)
         sms = len(self.policy.share(s.sid))
         t0 = self.clock()
-        s.run_fn(ids)
+        run_fn(ids)
         t1 = self.clock()
         self.policy.end(s.sid, (t1 - t0) * 1e6, len(ids))
-        for rid, arrival in batch:
-            s.records.append(Record(s.name, arrival if arrival is not None else t0, t0, t1, len(ids), sms))
+        with s.cond:
+            for rid, arrival in batch:
+                s.records.append(Record(s.name, arrival if arrival is not None else t0, t0, t1, len(ids), sms))
 
-    def _ls_worker(self, s):
+    def _ls_worker(self, s, run_fn):
         try:
             while True:
+                # one lock over the wait, the batch's choice and its taking: several
+                # instances' workers share the queue
                 with s.cond:
                     while not s.queue and not self._stop.is_set():
                         s.cond.wait(0.01)
                     if not s.queue and self._stop.is_set():
                         return
-                b, wait_us = self.policy.batch(s.sid, s.rate())
-                deadline = s.queue[0][1] + wait_us / 1e6
-                with s.cond:
-                    while len(s.queue) < b and self.clock() < deadline and not self._stop.is_set():
+                    b, wait_us = self.policy.batch(s.sid, s.rate())
+                    deadline = s.queue[0][1] + wait_us / 1e6
+                    while s.queue and len(s.queue) < b and self.clock() < deadline and not self._stop.is_set():
                         s.cond.wait(max(0.0, min(deadline - self.clock(), 0.01)))
                     batch = [s.queue.popleft() for _ in range(min(b, len(s.queue)))]
                 if batch:
-                    self._run_batch(s, batch)
+                    self._run_batch(s, run_fn, batch)
         except BaseException as e:   # reported by run()
             s.error = e
             self._stop.set()
 
-    def _be_worker(self, s):
+    def _be_worker(self, s, run_fn, k):
         n = 0
         try:
             while not self._stop.is_set():
-                batch = [("%s-%d" % (s.name, n + i), None) for i in range(s.max_batch)]
+                batch = [("%s-%d-%d" % (s.name, k, n + i), None) for i in range(s.max_batch)]
                 n += s.max_batch
-                self._run_batch(s, batch)
+                self._run_batch(s, run_fn, batch)
         except BaseException as e:
             s.error = e
             self._stop.set()
@@ -202,10 +211,11 @@ class Server:
         self._stop.clear()
         threads = []
         for s in self.services.values():
-            fn = self._ls_worker if s.cls == "ls" else self._be_worker
-            t = threading.Thread(target=fn, args=(s,), name="tidal-serve-%s" % s.name, daemon=True)
-            threads.append(t)
-            t.start()
+            for k, run_fn in enumerate(s.runs):
+                fn, args = (self._ls_worker, (s, run_fn)) if s.cls == "ls" else (self._be_worker, (s, run_fn, k))
+                t = threading.Thread(target=fn, args=args, name="tidal-serve-%s-%d" % (s.name, k), daemon=True)
+                threads.append(t)
+                t.start()
         start = self.clock()
         events = sorted((t, name) for name, ts in arrivals.items() for t in ts)
         i = 0

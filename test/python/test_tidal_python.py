@@ -1025,6 +1025,46 @@ class TestPolicyModels(unittest.TestCase):
         self.assertEqual(d["sms"], [0])
         self.assertLessEqual(max(d["ls_batches"]), 4)
 
+    def test_serve_instances_share_one_queue(self):
+        d = self.run_models("""
+            import json, threading, time
+            from tidal import policy, serve, TidalError
+            ran, lock = [], threading.Lock()
+            def instance(k):
+                def run(ids):
+                    with lock:
+                        ran.append((k, list(ids)))
+                    time.sleep(0.02)
+                return run
+            arr = [0.05 + 0.1 * i + d for i in range(5) for d in (0.0, 0.0005)]   # pairs
+            out = {}
+            for n in (1, 2):
+                ran.clear()
+                pol = policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: None)
+                srv = serve.Server(pol)
+                srv.service("ls", "ls", [instance(k) for k in range(n)], slo_us=50000, demand_sms=66)
+                rec = srv.run({"ls": arr}, seconds=0.6)
+                out[n] = {"ids": sorted(i for _, ids in ran for i in ids), "instances": sorted({k for k, _ in ran}),
+                          "max_wait_ms": max((r.start - r.arrival) * 1e3 for r in rec["ls"]),
+                          "records": len(rec["ls"]),
+                          "inflight": [x["inflight"] for x in pol.state()["services"]]}
+            try:
+                serve.Server(None).service("x", "ls", [])
+                out["empty"] = "no error"
+            except TidalError as e:
+                out["empty"] = str(e)
+            print(json.dumps(out))
+        """)
+        for n in ("1", "2"):
+            self.assertEqual(d[n]["ids"], list(range(10)))      # every request once
+            self.assertEqual(d[n]["records"], 10)
+            self.assertEqual(d[n]["inflight"], [0])             # every begin ended
+        self.assertEqual(d["2"]["instances"], [0, 1])
+        # one instance: the second of each pair waits for the first (20 ms); two: neither waits
+        self.assertGreaterEqual(d["1"]["max_wait_ms"], 15)
+        self.assertLess(d["2"]["max_wait_ms"], 15)
+        self.assertIn("non-empty list of callables", d["empty"])
+
     def test_apply_failure_is_reported(self):
         d = self.run_models("""
             import json
