@@ -77,10 +77,12 @@ def parse(argv=None):
 
 
 def log(msg):
-    print("[colocate %7.1fs] %s" % (time.time() - T0, msg), flush=True)
+    # the BE child's stdout is its protocol with the parent: its log goes to stderr
+    print("[colocate %7.1fs] %s" % (time.time() - T0, msg), flush=True, file=sys.stderr if CHILD else sys.stdout)
 
 
 T0 = time.time()
+CHILD = False
 
 
 def config_options(cfg):
@@ -171,7 +173,8 @@ class BEProcess:
         line = self.p.stdout.readline() if r else ""
         if not line.startswith(word):
             self.p.kill()
-            raise RuntimeError("the BE process said %r, not %s (its stderr: be-child.err.log)" % (line, word))
+            raise RuntimeError("the BE process said %r, not %s (its stderr: be-child.err.log)" % (
+                line if r else "nothing in %d s" % timeout, word))
         return line.split()
 
     def go(self, seconds):
@@ -214,7 +217,7 @@ def main(a):
         import tidal.torch as tt  # before torch.compile: the Triton hook, the static launcher off
         from tidal import policy
     import torch
-    from common import parse_smset, summarize_us
+    from common import parse_smset, percentile, summarize_us
     from tidal import serve
     from greenctx import GreenSplit
     one_process = kinds - set(TWO_PROCESS) - {"alone"}
@@ -303,15 +306,21 @@ def main(a):
                 be_n = be_proc.done() if be_proc else len(rec.get("be", []))
                 ls_sum = serve.summarize(rec["ls"], slo_us)
                 lat = sorted(int((r.end - r.arrival) * 1e6) for r in rec["ls"])
+                waits = sorted((r.start - r.arrival) * 1e6 for r in rec["ls"])
+                runs_us = sorted((r.end - r.start) * 1e6 for r in rec["ls"])
                 row = dict(config=name, load=load, run=run_i, seed=seed, rate_per_s=round(load * capacity, 1),
                            ls=ls_sum, be_batches_per_s=round(be_n / a.seconds, 2), ls_latencies_us=lat,
+                           ls_wait_us={q: round(percentile(waits, q), 1) for q in (50, 99)},
+                           ls_run_us={q: round(percentile(runs_us, q), 1) for q in (50, 99)},
                            ls_sms_seen=sorted({r.sms for r in rec["ls"]})[:8])
                 if pol is not None:
                     row["policy_state"] = pol.state()
                     row["trace"] = os.path.basename(trace)
                 results["rows"].append(row)
-                log("%-22s load %.1f run %d: LS p50 %8.1f p99 %8.1f us, SLO %5.1f%%; BE %6.1f batches/s%s" % (
+                log("%-22s load %.1f run %d: LS p50 %8.1f p99 %8.1f us (wait p50 %.0f, run p50 %.0f), SLO %5.1f%%; "
+                    "BE %6.1f batches/s%s" % (
                     name, load, run_i, ls_sum.get("p50_us", -1), ls_sum.get("p99_us", -1),
+                    row["ls_wait_us"][50], row["ls_run_us"][50],
                     100 * ls_sum.get("slo_attainment", 0), row["be_batches_per_s"],
                     "; LS SMs %s" % row["ls_sms_seen"] if pol is not None else ""))
                 with open(os.path.join(a.out, "colocate.json"), "w") as f:
@@ -483,6 +492,7 @@ def plots(rows, order, ref, out):
 if __name__ == "__main__":
     args = parse()
     if args.be_child:
+        CHILD = True
         sys.exit(be_child(args))
     if args.merge:
         sys.exit(merge(args))

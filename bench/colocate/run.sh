@@ -11,7 +11,8 @@
 #   --mps-pct LS,BE  the active-thread percentages of mps-pct (default 50,50)
 #   --tidal CONFIGS  one process under scripts/tidal-run (default tidal-static,tidal-sgdrc,
 #                    tidal-gslice; variants as tidal-sgdrc:idle=2000; "" : skip)
-#   --reference JSON the SLO and capacity from an earlier base run (instead of --base's)
+#   --reference JSON the SLO and capacity from an earlier base run (instead of --base's);
+#                    its rows head the merged table
 #   other options go to every colocate.py process (e.g. --loads 0.3 --seconds 2 --runs 3)
 #
 # The unmodified processes compile into ${BENCH_DNN_CACHE:-build/dnn-cache}/unmod; the tidal
@@ -26,7 +27,7 @@ base=alone,none,prio,green,timeslice mps=mps,mps-pct mps_pct=50,50 tidal=tidal-s
 reference="" pass=()
 while (($#)); do
   case $1 in
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     --base) base=${2?}; shift 2 ;;
     --mps) mps=${2?}; shift 2 ;;
     --mps-pct) mps_pct=${2?}; shift 2 ;;
@@ -62,7 +63,9 @@ process() {
 unmod=(env -u LD_PRELOAD -u TRITON_PTXAS_PATH -u TIDAL_PARTITION PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
   TORCHINDUCTOR_CACHE_DIR="$C/unmod/inductor" TRITON_CACHE_DIR="$C/unmod/triton")
 
-if [[ -n $base ]]; then
+if [[ -n $base && -n $reference ]]; then   # held to the given reference's SLO
+  process base "${unmod[@]}" "$PY" "$here/colocate.py" --configs "$base" --reference "$reference"
+elif [[ -n $base ]]; then
   process base "${unmod[@]}" "$PY" "$here/colocate.py" --configs "$base" && reference=$R/base/colocate.json
 fi
 [[ -n $reference && -f $reference ]] || { say "no reference (the base process failed?): stop"; exit 1; }
@@ -107,7 +110,8 @@ fi
 
 jsons=()
 for d in base mps mps-pct tidal; do [[ -f $R/$d/colocate.json ]] && jsons+=("$R/$d/colocate.json"); done
-[[ -n $reference && ! -f $R/base/colocate.json ]] && jsons=("$reference" "${jsons[@]}")
+# a given reference's rows come first (its solo and SLO head the table)
+[[ -n $reference && $reference != "$R/base/colocate.json" ]] && jsons=("$reference" "${jsons[@]}")
 say "merge: ${jsons[*]}"
 PYTHONPATH="$root/python" "$PY" "$here/colocate.py" --merge "${jsons[@]}" --out "$R" >"$R/merge.log" 2>&1 ||
   { say "FAIL: merge"; cat "$R/merge.log"; status=1; }
