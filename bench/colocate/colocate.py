@@ -72,7 +72,9 @@ def parse(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--be-child", action="store_true", help=argparse.SUPPRESS)   # the BE process of TWO_PROCESS
     ap.add_argument("--merge", nargs="+", metavar="JSON", default=None,
-                    help="merge these colocate.json files into OUT's table and plots (no GPU)")
+                    help="merge these colocate.json files into OUT's table and plots (no GPU); the "
+                         "first one's solo and SLO head them, and a configuration in a later file "
+                         "replaces an earlier file's rows of it")
     return ap.parse_args(argv)
 
 
@@ -347,7 +349,13 @@ def merge(a):
         d["_dir"] = os.path.dirname(os.path.abspath(path))
         docs.append(d)
     ref = docs[0]
-    rows = [dict(r, _dir=d["_dir"]) for d in docs for r in d["rows"]]
+    # a configuration measured again in a later file replaces the earlier file's rows of it
+    last = {}
+    for i, d in enumerate(docs):
+        for r in d["rows"]:
+            last[r["config"]] = i
+    rows = [dict(r, _dir=d["_dir"], _src=os.path.basename(d["_dir"])) for i, d in enumerate(docs)
+            for r in d["rows"] if last[r["config"]] == i]
     groups = {}
     for r in rows:
         groups.setdefault((r["config"], r["load"]), []).append(r)
