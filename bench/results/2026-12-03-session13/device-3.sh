@@ -11,11 +11,11 @@ t0=$SECONDS
 CALL2=bench/results/2026-12-03-session13/call2
 common=(--reference "$CALL2/base-colocate.json" --runs 3 --seconds 1.5 --loads 0.3,0.5,0.7)
 mkdir -p build && tar -C build -xzf dnn-cache-unmod-inductor.tgz && echo "inductor cache restored: $(du -sh build/dnn-cache/unmod/inductor | cut -f1)"
-timeout 330 bench/colocate/run.sh --base "" --mps "" "${common[@]}" \
+timeout 310 bench/colocate/run.sh --base "" --mps "" "${common[@]}" \
   --tidal tidal-static,tidal-sgdrc:demand=66,tidal-sgdrc:demand=66:idle=2000,tidal-sgdrc:demand=96:idle=2000,tidal-gslice \
   > "$OUT/run-tidal.out" 2>&1
 echo "[1 $((SECONDS - t0))s] tidal rc=$?"
-left=$((575 - SECONDS + t0)); ((left < 30)) && left=30
+left=$((500 - SECONDS + t0)); ((left < 30)) && left=30
 timeout $left bench/colocate/run.sh --base alone,green,timeslice --tidal "" "${common[@]}" > "$OUT/run-base.out" 2>&1
 echo "[2 $((SECONDS - t0))s] baselines rc=$?"
 grep -hE "^\[colocate|^\|" "$OUT/run-tidal.out" "$OUT/run-base.out" | cut -c1-250 | tail -90
