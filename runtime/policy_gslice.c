@@ -25,16 +25,35 @@ static unsigned left_for(const tidal_policy *p, int but)
 
 static unsigned clamp(unsigned v, unsigned lo, unsigned hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* An even split counts the services there are: each one added shrinks the LS services
+ * that started from it and are not tuned yet to the new even split (else an LS service
+ * added before its BE would keep every SM but one slice); none grows. */
+static void re_even(tidal_policy *p, int but)
+{
+    unsigned g = p->cfg.grain, even = p->cfg.sms / p->nsvc / g * g;
+    for (unsigned i = 0; i < p->nsvc; i++) {
+        policy_svc *o = &p->svc[i];
+        if ((int)i != but && o->cls == TIDAL_SERVICE_LS && o->even_share) {
+            unsigned n = clamp(even, o->min_sms, o->max_sms);
+            if (n < o->share) o->share = n;
+        }
+    }
+}
+
 int gslice_add(tidal_policy *p, int id)
 {
     policy_svc *s = &p->svc[id];
-    unsigned g = p->cfg.grain, room = left_for(p, id);
+    unsigned g = p->cfg.grain;
+    re_even(p, id);
+    unsigned room = left_for(p, id);
     if (s->cls == TIDAL_SERVICE_LS) {
         tidal_scaling m;
         unsigned even = p->cfg.sms / p->nsvc / g * g;
-        unsigned n = s->demand_sms         ? s->demand_sms
-                     : policy_model(s, &m) ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack)
-                                           : even;
+        int knee = !s->demand_sms && policy_model(s, &m);
+        unsigned n = s->demand_sms ? s->demand_sms
+                     : knee        ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack)
+                                   : even;
+        s->even_share = !s->demand_sms && !knee;
         s->share = clamp(n, s->min_sms, s->max_sms);
         if (s->share > room) s->share = room / g * g;
         if (s->share < s->min_sms)
@@ -66,6 +85,7 @@ int gslice_end(tidal_policy *p, int id, double latency_us)
     if (++s->window_n < p->cfg.tune_every) return TIDAL_OK;
     double worst = s->window_worst, budget = exec_budget(p, s);
     s->window_worst = 0, s->window_n = 0;
+    s->even_share = 0; /* tuned from here on: no longer re-evened */
     char why[160];
     if (worst > p->cfg.slo_high * budget) {
         unsigned room = left_for(p, -1), step = p->cfg.tune_step;

@@ -60,6 +60,7 @@ typedef struct policy_svc {
 
     /* GSLICE */
     unsigned share;
+    int even_share; /* the share is the even split (no demand, no model), until first tuned */
     double window_worst;
     unsigned window_n;
     double batch_us[POLICY_MAX_BATCH + 1]; /* mean latency per batch size (0: not seen) */

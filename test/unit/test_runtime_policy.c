@@ -326,6 +326,24 @@ static void run_window(tidal_policy *p, int id, double latency)
     }
 }
 
+static void test_gslice_even_split_counts_later_services(void **state)
+{
+    (void)state;
+    world w;
+    tidal_policy *p = make(&w, TIDAL_POLICY_GSLICE, NULL);
+    int ls = add(p, "ls", TIDAL_SERVICE_LS, 500, NULL); /* alone: all of it, for now */
+    assert_string_equal(mask_of(p, ls), "0-131");
+    int be = add(p, "be", TIDAL_SERVICE_BE, 0, NULL); /* the even split of two, not one slice */
+    assert_string_equal(mask_of(p, ls), "0-65");
+    assert_string_equal(mask_of(p, be), "66-131");
+    run_window(p, ls, 470); /* tuned (above 0.9 of the SLO: +4) ... */
+    assert_string_equal(mask_of(p, ls), "0-69");
+    int be2 = add(p, "be2", TIDAL_SERVICE_BE, 0, NULL); /* ... so no longer re-evened */
+    assert_string_equal(mask_of(p, ls), "0-69");
+    assert_true(strlen(mask_of(p, be)) > 0 && strlen(mask_of(p, be2)) > 0); /* the rest, shared */
+    tidal_policy_destroy(p);
+}
+
 static void test_gslice_tunes(void **state)
 {
     (void)state;
@@ -490,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_measured_demand_beats_the_fit),
         cmocka_unit_test(test_gslice_initial_shares),
         cmocka_unit_test(test_gslice_tunes),
+        cmocka_unit_test(test_gslice_even_split_counts_later_services),
         cmocka_unit_test(test_gslice_batching),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_state_json),
