@@ -9,8 +9,8 @@
 #                    solo p99 is every process's SLO ("" : skip, then --reference is needed)
 #   --mps CONFIGS    under an MPS daemon started here (default mps,mps-pct; "" : skip)
 #   --mps-pct LS,BE  the active-thread percentages of mps-pct (default 50,50)
-#   --tidal CONFIGS  one process under scripts/tidal-run (default tidal-static,tidal-sgdrc,
-#                    tidal-gslice; variants as tidal-sgdrc:idle=2000; "" : skip)
+#   --tidal CONFIGS  one process under scripts/tidal-run (default tidal-static,
+#                    tidal-sgdrc:demand=66, tidal-sgdrc:demand=96:idle=2000, tidal-gslice; "" : skip)
 #   --reference JSON the SLO and capacity from an earlier base run (instead of --base's);
 #                    its rows head the merged table
 #   other options go to every colocate.py process (e.g. --loads 0.3 --seconds 2 --runs 3)
@@ -23,7 +23,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-base=alone,none,prio,green,timeslice mps=mps,mps-pct mps_pct=50,50 tidal=tidal-static,tidal-sgdrc,tidal-gslice
+base=alone,none,prio,green,timeslice mps=mps,mps-pct mps_pct=50,50 tidal=tidal-static,tidal-sgdrc:demand=66,tidal-sgdrc:demand=96:idle=2000,tidal-gslice
 reference="" pass=()
 while (($#)); do
   case $1 in
