@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "control_proto.h"
 #include "policy_internal.h"
@@ -33,6 +34,8 @@ int policy_model(const policy_svc *s, tidal_scaling *out)
 }
 
 static const char *kind_name(int kind) { return kind == TIDAL_POLICY_SGDRC ? "sgdrc" : "gslice"; }
+
+static int write_state(tidal_policy *p);
 
 /* ------------------------------------------------------------------ the trace */
 
@@ -208,9 +211,21 @@ int tidal_policy_create(const tidal_policy_config *cfg, tidal_policy **out)
         }
     }
     c.trace_path = NULL; /* not kept: the caller's string */
+    const char *sp = c.state_path ? c.state_path : getenv("TIDAL_POLICY_STATE");
+    c.state_path = NULL;
+    if (!c.state_every_ms) c.state_every_ms = 100;
     p->cfg = c;
     pthread_mutex_init(&p->lock, NULL);
     p->t0_us = policy_now(p);
+    if (sp && *sp) {
+        int rc = (p->state_path = strdup(sp)) ? write_state(p) : tidal__fail(TIDAL_ERR_NO_MEMORY, "policy state");
+        if (rc) {
+            free(p->state_path);
+            p->state_path = NULL;
+            tidal_policy_destroy(p);
+            return rc;
+        }
+    }
     *out = p;
     return TIDAL_OK;
 }
@@ -219,6 +234,8 @@ int tidal_policy_destroy(tidal_policy *p)
 {
     if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_destroy: NULL");
     if (p->trace) fclose(p->trace);
+    if (p->state_path) unlink(p->state_path); /* no policy, no live state */
+    free(p->state_path);
     pthread_mutex_destroy(&p->lock);
     free(p->svc);
     free(p);
@@ -325,12 +342,24 @@ int tidal_policy_request_end(tidal_policy *p, int id, double latency_us, unsigne
     return fail_unlock(p, rc);
 }
 
+/* Something the state shows changed since it was written: a decision or a request. */
+static uint64_t state_changes(const tidal_policy *p)
+{
+    uint64_t n = p->decisions;
+    for (unsigned i = 0; i < p->nsvc; i++) n += p->svc[i].requests;
+    return n + p->nsvc;
+}
+
 int tidal_policy_tick(tidal_policy *p)
 {
     if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_tick: NULL policy");
     pthread_mutex_lock(&p->lock);
     int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? sgdrc_tick(p) : TIDAL_OK;
-    return fail_unlock(p, rc);
+    int due = p->state_path && policy_now(p) - p->state_at_us >= (uint64_t)p->cfg.state_every_ms * 1000 &&
+              state_changes(p) != p->state_seen;
+    pthread_mutex_unlock(&p->lock);
+    if (rc) return rc;
+    return due ? write_state(p) : TIDAL_OK;
 }
 
 int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
@@ -397,4 +426,47 @@ int tidal_policy_state(tidal_policy *p, char *buf, size_t size)
     put(buf, size, &len, "]}");
     pthread_mutex_unlock(&p->lock);
     return len > (size_t)INT32_MAX ? TIDAL_ERR_NO_MEMORY : (int)len;
+}
+
+/* The state file: tidal_policy_state's JSON and a newline, into PATH.tmp, renamed over PATH
+ * (a reader sees the old state or the new one, never half of one). Called without the lock. */
+static int write_state(tidal_policy *p)
+{
+    int n = tidal_policy_state(p, NULL, 0);
+    if (n < 0) return n;
+    size_t size = (size_t)n + 256; /* room for a service's counters to grow in between */
+    char *buf = malloc(size), *tmp = malloc(strlen(p->state_path) + 5);
+    if (!buf || !tmp) {
+        free(buf), free(tmp);
+        return tidal__fail(TIDAL_ERR_NO_MEMORY, "policy state");
+    }
+    pthread_mutex_lock(&p->lock);
+    uint64_t seen = state_changes(p);
+    pthread_mutex_unlock(&p->lock);
+    int len = tidal_policy_state(p, buf, size);
+    sprintf(tmp, "%s.tmp", p->state_path);
+    int rc = TIDAL_OK;
+    FILE *f = len >= 0 && (size_t)len < size ? fopen(tmp, "w") : NULL;
+    if (len < 0) {
+        rc = len;
+    } else if ((size_t)len >= size) {
+        rc = tidal__fail(TIDAL_ERR_NO_MEMORY, "policy state: grew while written");
+    } else if (!f) {
+        rc = tidal__fail(TIDAL_ERR_INVALID, "policy state %s: %s", tmp, strerror(errno));
+    } else {
+        int bad = fprintf(f, "%s\n", buf) < 0;
+        bad |= fclose(f) != 0;
+        if (bad || rename(tmp, p->state_path) != 0) {
+            int e = errno;
+            unlink(tmp);
+            rc = tidal__fail(TIDAL_ERR_INVALID, "policy state %s: %s", p->state_path, strerror(e));
+        }
+    }
+    free(buf), free(tmp);
+    if (rc == TIDAL_OK) {
+        pthread_mutex_lock(&p->lock);
+        p->state_at_us = policy_now(p), p->state_seen = seen;
+        pthread_mutex_unlock(&p->lock);
+    }
+    return rc;
 }

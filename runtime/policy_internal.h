@@ -78,8 +78,10 @@ struct tidal_policy {
     policy_svc *svc;
     unsigned nsvc, cap;
     FILE *trace;
-    uint64_t decisions; /* mask changes applied */
-    uint64_t t0_us;     /* the trace's time origin */
+    uint64_t decisions;               /* mask changes applied */
+    uint64_t t0_us;                   /* the trace's time origin */
+    char *state_path;                 /* the live state's file (NULL: none) */
+    uint64_t state_at_us, state_seen; /* last written (time, decisions + requests then) */
 };
 
 uint64_t policy_now(const tidal_policy *p);

@@ -101,6 +101,12 @@ typedef struct tidal_policy_config {
     int (*apply)(void *ctx, int service, const tidal_smset *mask);
     void *ctx;
     const char *trace_path; /* JSON lines, appended; NULL: TIDAL_POLICY_TRACE, else none */
+    /* The live state (tidal_policy_state's JSON) in a file, for `tidalctl policy FILE`:
+       written at create, then by tidal_policy_tick at most every state_every_ms (default
+       100) when something changed, replaced atomically (rename), removed by destroy.
+       NULL: TIDAL_POLICY_STATE, else none. */
+    const char *state_path;
+    unsigned state_every_ms;
 } tidal_policy_config;
 
 typedef struct tidal_service_config {
@@ -128,7 +134,8 @@ int tidal_policy_request_begin(tidal_policy *p, int id, unsigned demand_sms);
 /* The request ended after latency_us (measured by the caller, e.g. with CUDA events) with
  * batch requests in it. Feeds the online model and the policy's re-tuning. */
 int tidal_policy_request_end(tidal_policy *p, int id, double latency_us, unsigned batch);
-/* Timers (SGDRC's idle release); call it from the serving loop when nothing else happens. */
+/* Timers (SGDRC's idle release, the state file); call it from the serving loop when
+ * nothing else happens. A failure to write the state file is its status. */
 int tidal_policy_tick(tidal_policy *p);
 /* GSLICE's adaptive batch for service id at arrival_per_s requests per second: the largest
  * batch (<= max_batch) whose expected latency fits batch_frac * SLO and that fills within the

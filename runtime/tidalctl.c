@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "tidalctl_policy.h"
 
 #ifndef TIDAL_VERSION
 #error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
@@ -55,6 +56,10 @@ static void help(void)
            "                                       their per-partition counters)\n"
            "    tidalctl hist NAME                 blocks run per SM on NAME, summed over tenants\n"
            "    tidalctl ping                      is tidald there?\n"
+           "    tidalctl policy FILE               a serving process's policy (SGDRC / GSLICE): its\n"
+           "                                       services' SMs, requests and models, from the\n"
+           "                                       state file libtidal keeps (state_path or\n"
+           "                                       TIDAL_POLICY_STATE; no tidald involved)\n"
            "\n"
            "DESCRIPTION\n"
            "    Partitions live in tidald and are seen by every process using libtidal (tenants);\n"
@@ -69,7 +74,7 @@ static void help(void)
            "\n"
            "OPTIONS\n"
            "    --socket PATH   tidald's socket (default: see ENVIRONMENT)\n"
-           "    --json          JSON output for list, tenants and hist\n"
+           "    --json          JSON output for list, tenants, hist and policy\n"
            "    --timeout MS    how long to wait for tidald's answer (default 5000)\n"
            "    --help          this text\n"
            "    --version       show the version\n"
@@ -80,7 +85,8 @@ static void help(void)
            "\n"
            "EXIT STATUS\n"
            "    0   done\n"
-           "    1   tidald refused the request, or a bad NAME or SMSET (\"tidalctl: error: ...\")\n"
+           "    1   tidald refused the request, a bad NAME or SMSET (\"tidalctl: error: ...\"), or\n"
+           "        a missing or malformed policy state file (\"FILE:LINE:COL: error: ...\")\n"
            "    2   usage error\n"
            "    69  tidald is unreachable or did not answer in time\n"
            "\n"
@@ -368,7 +374,7 @@ int main(int argc, char **argv)
         default: die(EXIT_USAGE, "bad option");
         }
     }
-    if (optind >= argc) die(EXIT_USAGE, "no command (list, tenants, create, set, destroy, hist, ping)");
+    if (optind >= argc) die(EXIT_USAGE, "no command (list, tenants, create, set, destroy, hist, ping, policy)");
     const char *cmd = argv[optind++];
     /* options may also follow the command (tidalctl tenants --stats --json) */
     char **args = argv + optind;
@@ -386,6 +392,12 @@ int main(int argc, char **argv)
         snprintf(sock, sizeof sock, "%s", sock_opt);
     } else if (tidal_control_socket_path(sock, sizeof sock) != 0) {
         die(EXIT_USAGE, "socket path (TIDAL_SOCKET / XDG_RUNTIME_DIR) too long");
+    }
+
+    if (!strcmp(cmd, "policy")) { /* a file, not tidald: policies live in their process */
+        if (nargs != 1) die(EXIT_USAGE, "'policy' takes 1 argument (the state file)");
+        if (stats) die(EXIT_USAGE, "--stats is for 'tenants'");
+        return tidalctl_policy(args[0], g_json);
     }
 
     char req[1400];

@@ -27,7 +27,7 @@ __all__ = ["Scaling", "fit", "Policy"]
 _KINDS = {"sgdrc": 1, "gslice": 2}
 _CLASSES = {"ls": 1, "be": 2}
 _CONFIG_KEYS = ("grain", "knee_slack", "window_us", "idle_us", "slo_high", "slo_low", "tune_step", "tune_every",
-                "batch_frac", "online_min", "trace_path")
+                "batch_frac", "online_min", "trace_path", "state_path", "state_every_ms")
 
 
 def _any_lib():
@@ -113,7 +113,7 @@ class Policy:
             self._apply = _lib._APPLY_FN(hook)   # kept: C holds the pointer
             c.apply = self._apply
         for k, v in config.items():
-            setattr(c, k, v.encode() if k == "trace_path" else v)
+            setattr(c, k, v.encode() if k in ("trace_path", "state_path") else v)
         h = ctypes.c_void_p()
         self._lib.check(self._lib.tidal_policy_create(ctypes.byref(c), ctypes.byref(h)), "tidal_policy_create")
         self._h, self.kind, self._parts = h, kind, []

@@ -494,6 +494,64 @@ static void test_state_json(void **state)
     tidal_policy_destroy(p);
 }
 
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    static char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* The state file (state_path): written at create, by tick when due and changed, replaced
+ * whole, removed by destroy; a path that cannot be written fails create. */
+static void test_state_file(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tidal-policy-state-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], tmp[300];
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    world w;
+    memset(&w, 0, sizeof w);
+    w.now = 1000, w.fail_service = -1;
+    tidal_policy_config c = {.kind = TIDAL_POLICY_SGDRC,
+                             .sms = 132,
+                             .now_us = fake_now,
+                             .apply = fake_apply,
+                             .ctx = &w,
+                             .state_path = path,
+                             .state_every_ms = 50};
+    tidal_policy *p = NULL;
+    assert_int_equal(tidal_policy_create(&c, &p), TIDAL_OK);
+    assert_non_null(strstr(read_all(path), "\"services\":[]}"));
+    int ls = add(p, "ls", TIDAL_SERVICE_LS, 500, &bert);
+    assert_int_equal(tidal_policy_tick(p), TIDAL_OK); /* not due yet (50 ms) */
+    assert_null(strstr(read_all(path), "\"ls\""));
+    w.now += 50000;
+    assert_int_equal(tidal_policy_tick(p), TIDAL_OK);
+    assert_non_null(strstr(read_all(path), "\"name\":\"ls\""));
+    assert_int_equal(access(tmp, F_OK), -1); /* renamed over, nothing left behind */
+    assert_int_equal(tidal_policy_request_begin(p, ls, 0), TIDAL_OK);
+    w.now += 50000;
+    assert_int_equal(tidal_policy_tick(p), TIDAL_OK);
+    assert_non_null(strstr(read_all(path), "\"inflight\":1,\"requests\":1"));
+    assert_int_equal(tidal_policy_destroy(p), TIDAL_OK);
+    assert_int_equal(access(path, F_OK), -1);
+    /* a directory that is not there */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/no/such/dir/state.json", dir);
+    c.state_path = bad;
+    p = NULL;
+    assert_int_equal(tidal_policy_create(&c, &p), TIDAL_ERR_INVALID);
+    assert_null(p);
+    assert_non_null(strstr(tidal_last_error(), "no/such/dir/state.json.tmp"));
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_gslice_batching),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_state_json),
+        cmocka_unit_test(test_state_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

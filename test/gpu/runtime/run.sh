@@ -66,10 +66,13 @@ build() {
   gcc $CFLAGS -fPIC -shared -o "$B/lib/libtidal-preload.so" "$root/runtime/preload.c" "${rto[@]}" -ldl -lpthread -lrt -lm
   gcc $CFLAGS -fPIC -c "$root/runtime/wrap_cudart.c" -o "$B/obj/wrap_cudart.o"
   ar rcs "$B/lib/libtidal_cudart.a" "$B/obj/wrap_cudart.o"
+  # tidalctl policy parses with cJSON; an image without it gets the --json-only build
+  if pkg-config --exists libcjson 2>/dev/null; then cjson=($(pkg-config --cflags --libs libcjson)); else cjson=(-DTIDALCTL_NO_CJSON); fi
   for t in tidald tidalctl; do
-    src=("$root/runtime/$t.c")
+    src=("$root/runtime/$t.c") extra=()
     if [[ $t == tidald ]]; then src+=("$root"/runtime/tidald_*.c); fi   # every tidald_*.c is the daemon's
-    gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" -lrt -lpthread -o "$B/bin/$t"
+    if [[ $t == tidalctl ]]; then src+=("$root/runtime/tidalctl_policy.c"); extra=("${cjson[@]}"); fi
+    gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" "${extra[@]}" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
   # rt_app reaches the API by dlsym: --undefined pulls the policies (nothing else refers to
