@@ -33,8 +33,8 @@ static char *slurp(const char *path, const char **err)
     int bad = ferror(f);
     fclose(f);
     if (!buf || bad) {
-        free(buf);
         *err = buf ? "read error" : "out of memory";
+        free(buf);
         return NULL;
     }
     buf[n] = 0;
