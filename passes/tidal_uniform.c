@@ -481,8 +481,9 @@ bool tidal_exits_convergent(const ptx_func *f, const ptx_cfg *cfg, const bool *s
                 if (has_no_dest(op, ot->len)) continue;
                 bool dv = !ur[b] || result_divergent(op, ot->len);
                 if (!dv && s->guard_tok >= 0) dv = rm.divergent[reg_slot(&rm, (uint32_t)s->guard_tok)];
-                /* bar.red d, a, {!}c: only the barrier id a can make d differ */
-                uint32_t nin = cta_reduction(m, s) ? 2 : s->nops;
+                /* bar.red d, a, {!}c: only the barrier id a can make d differ (an
+                 * operand list shorter than that is read as it is: ptxas rejects it) */
+                uint32_t nin = cta_reduction(m, s) && s->nops > 2 ? 2 : s->nops;
                 for (uint32_t o = 1; o < nin && !dv; o++)
                     for (uint32_t t = s->ops[o].tok_begin; t < s->ops[o].tok_end && !dv; t++) {
                         if (!is_reg(m, t)) continue;

@@ -10,6 +10,7 @@
 # the tool paths, then loads this file.
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -42,6 +43,11 @@ if config.tidal_sanitize:
 # python3-psutil; `lit --timeout N` overrides).
 if not lit_config.maxIndividualTestTime and lit_config.maxIndividualTestTimeIsSupported[0]:
     lit_config.maxIndividualTestTime = 600 if config.tidal_sanitize else 300
+
+# valgrind (memcheck) catches reads past an arena block that ASan cannot see; not
+# under the ASan tree (the two do not mix)
+if not config.tidal_sanitize and shutil.which("valgrind"):
+    config.available_features.add("valgrind")
 
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
