@@ -14,9 +14,11 @@
 rt_state rt = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const tidal_cu *installed_cu;
+static void *(*driver_dlsym)(void *, const char *); /* NULL: dlsym */
 static _Thread_local char last_error[512];
 
 void tidal__set_driver(const tidal_cu *cu) { installed_cu = cu; }
+void tidal__set_driver_dlsym(void *(*real_dlsym)(void *, const char *)) { driver_dlsym = real_dlsym; }
 int tidal__is_mps(void) { return rt.is_mps; }
 
 /* ------------------------------------------------------------------ errors, logging */
@@ -57,7 +59,7 @@ int tidal__fail(int status, const char *fmt, ...)
 int tidal__cuda_fail(CUresult r, const char *what)
 {
     char b[32];
-    return tidal__fail(TIDAL_ERR_CUDA, "%s: %s", what, tidal_cu_errname(rt.cu, r, b, sizeof b));
+    return tidal__fail(TIDAL_ERR_CUDA, "%s: %s", what, tidal__cu_errname(rt.cu, r, b, sizeof b));
 }
 
 static void vprint(const char *fmt, va_list ap)
@@ -291,7 +293,7 @@ static int init_locked(unsigned flags)
     if (installed_cu) {
         rt.cu = installed_cu;
     } else {
-        if (tidal_cu_load(NULL, &rt.cu_table, NULL, err, sizeof err) != 0)
+        if (tidal__cu_load(NULL, driver_dlsym, &rt.cu_table, NULL, err, sizeof err) != 0)
             return tidal__fail(TIDAL_ERR_NO_DRIVER, "%s", err);
         rt.cu = &rt.cu_table;
     }

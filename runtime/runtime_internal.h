@@ -11,8 +11,9 @@
  * NULL goes back to dlopen). */
 void tidal__set_driver(const tidal_cu *cu);
 
-/* The preload library's real dlsym (cu.c uses it when set). */
-extern void *(*tidal__real_dlsym)(void *, const char *);
+/* The preload library interposes dlsym: it registers the real one here, at load, for
+ * tidal_init's driver table (tidal__cu_load's lookup). */
+void tidal__set_driver_dlsym(void *(*real_dlsym)(void *, const char *));
 
 /* Record an error for tidal_last_error(); returns status. */
 int tidal__fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
