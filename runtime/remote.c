@@ -41,9 +41,8 @@ static void apply(const tidal_client_part *parts, unsigned n, int spin)
     }
     tidal__call saved = tidal__ctx_enter();
     for (unsigned i = 0; i < n; i++) {
-        tidal_smset in, s;
-        memcpy(in.bits, parts[i].mask, sizeof in.bits);
-        tidal__smset_clip(&in, 1, &s);
+        tidal_smset s;
+        tidal__smset_clip(&parts[i].mask, 1, &s);
         const char *name = parts[i].name; /* NUL-terminated by tidal_client_snapshot */
         if (!tidal_control_name_ok(name)) continue;
         struct tidal_part *p = tidal__part_find(name);
