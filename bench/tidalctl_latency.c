@@ -91,7 +91,7 @@ static void tenant_main(int idx, int ready_fd)
         uint64_t t = now_ns();
         for (unsigned i = 0; i < n; i++)
             if (!strcmp(parts[i].name, "bench")) {
-                uint64_t v = parts[i].mask[0];
+                uint64_t v = parts[i].mask.bits[0];
                 if (v >= 1 && v <= MAX_SETS && !S->seen[idx][v]) {
                     S->seen[idx][v] = t;
                     char one = 1;

@@ -6,16 +6,11 @@
 #include <string.h>
 
 #include "cu.h"
-#include "runtime_internal.h"
 
-/* The preload library interposes dlsym itself; it points this at the real one so that
- * the table below holds the driver's functions, not the interposer's hooks. */
-void *(*tidal__real_dlsym)(void *, const char *) = NULL;
-
-static void *sym(void *h, const char *name) { return tidal__real_dlsym ? tidal__real_dlsym(h, name) : dlsym(h, name); }
-
-int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size_t errlen)
+int tidal__cu_load(const char *path, void *(*sym)(void *, const char *), tidal_cu *cu, void **handle, char *err,
+                   size_t errlen)
 {
+    if (!sym) sym = dlsym;
     if (!path) path = getenv("TIDAL_LIBCUDA");
     if (!path || !*path) path = "libcuda.so.1";
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
@@ -106,7 +101,7 @@ int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size
     return 0;
 }
 
-const char *tidal_cu_errname(const tidal_cu *cu, CUresult r, char *buf, size_t n)
+const char *tidal__cu_errname(const tidal_cu *cu, CUresult r, char *buf, size_t n)
 {
     const char *s = NULL;
     if (cu && cu->GetErrorName && cu->GetErrorName(r, &s) == CUDA_SUCCESS && s) return s;

@@ -1,5 +1,5 @@
 /* cu.h — the CUDA driver entry points libtidal uses, as one table of function pointers.
- * libtidal never links libcuda: tidal_cu_load() dlopens it (TIDAL_LIBCUDA or
+ * libtidal never links libcuda: tidal__cu_load() dlopens it (TIDAL_LIBCUDA or
  * libcuda.so.1) and takes each entry point from that library itself, so an LD_PRELOAD
  * interposer calling through this table reaches the real driver, never itself. Unit
  * tests install a fake table with tidal__set_driver() (runtime_internal.h). */
@@ -75,13 +75,16 @@ typedef struct tidal_cu {
     CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);
 } tidal_cu;
 
-/* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1).
- * 0 on success; otherwise -1 with a message in err ("libcuda.so.1: cannot open shared
- * object file", "libcuda.so.1 lacks cuFuncGetParamInfo (driver too old?)"). The library
- * stays loaded. *handle gets the dlopen handle. */
-int tidal_cu_load(const char *path, tidal_cu *cu, void **handle, char *err, size_t errlen);
+/* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1),
+ * each entry point looked up with sym (NULL: dlsym; the preload library, which
+ * interposes dlsym, passes the real one so that the table holds the driver's functions,
+ * not its own hooks). 0 on success; otherwise -1 with a message in err ("libcuda.so.1:
+ * cannot open shared object file", "libcuda.so.1 lacks cuFuncGetParamInfo (driver too
+ * old?)"). The library stays loaded. *handle gets the dlopen handle. */
+int tidal__cu_load(const char *path, void *(*sym)(void *, const char *), tidal_cu *cu, void **handle, char *err,
+                   size_t errlen);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY" (or "CUresult 123" if the driver cannot name it). */
-const char *tidal_cu_errname(const tidal_cu *cu, CUresult r, char *buf, size_t n);
+const char *tidal__cu_errname(const tidal_cu *cu, CUresult r, char *buf, size_t n);
 
 #endif

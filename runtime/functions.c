@@ -2,15 +2,22 @@
  * table of functions by handle (CUfunction or CUkernel), the CUkernel handles the
  * interposers saw made, and the classification of a function on first sight (rewritten
  * with its clone and parameter layout, refused by the pass, a clone, or unknown) without
- * a failing driver call. The launch path (launch.c) asks rt_fn_lookup; it decides and
+ * a failing driver call. The launch path (launch.c) asks tidal__fn_lookup; it decides and
  * launches, this file only knows. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_state.h"
+#include "device.h"
+#include "functions.h"
+#include "partitions.h"
 
 /* ------------------------------------------------------------------ function table */
+
+static struct {
+    tidal__fn *tab; /* open addressing on f */
+    unsigned cap, count;
+} F;
 
 static size_t fn_hash(CUfunction f, unsigned cap)
 {
@@ -21,27 +28,27 @@ static size_t fn_hash(CUfunction f, unsigned cap)
     return (size_t)(x & (cap - 1));
 }
 
-rt_fn *rt_fn_slot(CUfunction f)
+tidal__fn *tidal__fn_slot(CUfunction f)
 {
-    if (!rt.fns) return NULL;
-    for (size_t i = fn_hash(f, rt.fn_cap);; i = (i + 1) & (rt.fn_cap - 1)) {
-        if (rt.fns[i].f == f || rt.fns[i].f == NULL) return &rt.fns[i];
+    if (!F.tab) return NULL;
+    for (size_t i = fn_hash(f, F.cap);; i = (i + 1) & (F.cap - 1)) {
+        if (F.tab[i].f == f || F.tab[i].f == NULL) return &F.tab[i];
     }
 }
 
 static int fn_grow(void)
 {
-    unsigned cap = rt.fn_cap ? rt.fn_cap * 2 : 256;
-    rt_fn *old = rt.fns;
-    unsigned oldcap = rt.fn_cap;
-    rt.fns = calloc(cap, sizeof *rt.fns);
-    if (!rt.fns) {
-        rt.fns = old;
+    unsigned cap = F.cap ? F.cap * 2 : 256;
+    tidal__fn *old = F.tab;
+    unsigned oldcap = F.cap;
+    F.tab = calloc(cap, sizeof *F.tab);
+    if (!F.tab) {
+        F.tab = old;
         return -1;
     }
-    rt.fn_cap = cap;
+    F.cap = cap;
     for (unsigned i = 0; i < oldcap; i++)
-        if (old[i].f) *rt_fn_slot(old[i].f) = old[i];
+        if (old[i].f) *tidal__fn_slot(old[i].f) = old[i];
     free(old);
     return 0;
 }
@@ -105,8 +112,9 @@ static int noted_kernel(CUfunction f)
  * since the driver cannot count parameters. A module rewritten before that global
  * existed: counted by cuFuncGetParamInfo until it fails (one failing call, that module
  * only). 0: unknown. */
-static unsigned clone_nparams(const rt_module *m, const rt_mod_fn *k)
+static unsigned clone_nparams(const tidal__module *m, const tidal__mod_fn *k)
 {
+    const tidal_cu *cu = tidal__cu();
     size_t n = strlen(k->name), sl = strlen(TIDAL_NPARAMS_SUFFIX);
     char *g = malloc(n + sl + 1);
     if (!g) return 0;
@@ -114,12 +122,12 @@ static unsigned clone_nparams(const rt_module *m, const rt_mod_fn *k)
     memcpy(g + n, TIDAL_NPARAMS_SUFFIX, sl + 1);
     CUdeviceptr d;
     size_t bytes = 0;
-    CUresult r = rt.cu->ModuleGetGlobal(&d, &bytes, m->mod, g);
+    CUresult r = cu->ModuleGetGlobal(&d, &bytes, m->mod, g);
     free(g);
     if (r == CUDA_SUCCESS) return bytes >= 1 && bytes <= 4096 ? (unsigned)bytes : 0;
     unsigned c = 0;
     size_t off, sz;
-    while (c < 4096 && rt.cu->FuncGetParamInfo(k->clone, c, &off, &sz) == CUDA_SUCCESS) c++;
+    while (c < 4096 && cu->FuncGetParamInfo(k->clone, c, &off, &sz) == CUDA_SUCCESS) c++;
     tidal__log("%s: no %s%s (rewritten by an older tidal): %u parameters counted", k->name, k->name,
                TIDAL_NPARAMS_SUFFIX, c);
     return c;
@@ -128,36 +136,38 @@ static unsigned clone_nparams(const rt_module *m, const rt_mod_fn *k)
 /* e->f as this context's CUfunction (e->fn) and its module. A handle of unknown kind is
  * taken for a CUfunction first; a CUkernel made where no hook saw it costs one failed
  * cuFuncGetModule, once. */
-static int fn_resolve(rt_fn *e, int kernel, CUmodule *mod)
+static int fn_resolve(tidal__fn *e, int kernel, CUmodule *mod)
 {
+    const tidal_cu *cu = tidal__cu();
     CUfunction g;
-    const int get = rt.cu->KernelGetFunction != NULL;
+    const int get = cu->KernelGetFunction != NULL;
     if (kernel || noted_kernel(e->f)) {
-        if (!get || rt.cu->KernelGetFunction(&g, (CUkernel)e->f) != CUDA_SUCCESS) return -1;
+        if (!get || cu->KernelGetFunction(&g, (CUkernel)e->f) != CUDA_SUCCESS) return -1;
         e->fn = g;
-        return rt.cu->FuncGetModule(mod, g) == CUDA_SUCCESS ? 0 : -1;
+        return cu->FuncGetModule(mod, g) == CUDA_SUCCESS ? 0 : -1;
     }
     e->fn = e->f;
-    if (rt.cu->FuncGetModule(mod, e->f) == CUDA_SUCCESS) return 0;
-    if (!get || rt.cu->KernelGetFunction(&g, (CUkernel)e->f) != CUDA_SUCCESS) return -1;
+    if (cu->FuncGetModule(mod, e->f) == CUDA_SUCCESS) return 0;
+    if (!get || cu->KernelGetFunction(&g, (CUkernel)e->f) != CUDA_SUCCESS) return -1;
     tidal__log("%p: a CUkernel made where libtidal did not see it (told by a failed cuFuncGetModule)", (void *)e->f);
     e->fn = g;
-    return rt.cu->FuncGetModule(mod, g) == CUDA_SUCCESS ? 0 : -1;
+    return cu->FuncGetModule(mod, g) == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* Classify f on first sight: which module, rewritten or not, its clone. Every driver call
  * here succeeds for the modules tidal writes: the module's function list says which
  * kernels have clones. */
-static void fn_classify(rt_fn *e, int kernel)
+static void fn_classify(tidal__fn *e, int kernel)
 {
+    const tidal_cu *cu = tidal__cu();
     e->kind = FN_UNKNOWN;
-    e->mod_ix = -1;
+    e->mod = NULL;
     CUmodule mod;
     if (fn_resolve(e, kernel, &mod) != 0) return;
-    rt_module *m = rt_module_get(mod);
+    tidal__module *m = tidal__module_get(mod);
     if (!m || !m->rewritten) return;
-    e->mod_ix = (int)(m - rt.modules);
-    const rt_mod_fn *k = rt_module_fn(m, e->fn);
+    e->mod = m;
+    const tidal__mod_fn *k = tidal__module_fn(m, e->fn);
     if (!k) return; /* not in the module's list: launched as given */
     if (k->is_clone) {
         e->kind = FN_CLONE; /* launched directly by someone who knows the ABI */
@@ -166,7 +176,7 @@ static void fn_classify(rt_fn *e, int kernel)
     /* First launch from a case-b module: its __tidal_ctl follows the default partition,
      * so launches that bypass libtidal run case b there. (Without case b there is no
      * such word; make_plan falls back to the default partition by itself.) */
-    if (m->has_ctl && !m->ctl && rt.default_part) rt_module_set_ctl(m, rt.default_part);
+    if (m->has_ctl && !m->ctl && tidal__part_default()) tidal__module_set_ctl(m, tidal__part_default());
     if (!k->clone) {
         e->kind = FN_REFUSED; /* the pass left this kernel as it was (its report says why) */
         tidal__log("%s: not rewritten (refused by the pass); launched unchanged", k->name);
@@ -181,8 +191,8 @@ static void fn_classify(rt_fn *e, int kernel)
     size_t off = 0, sz = 0;
     int ok = 1;
     for (unsigned i = 0; ok && i < e->nparams; i++)
-        ok = rt.cu->FuncGetParamInfo(e->fn, i, &e->poff[i], &e->psize[i]) == CUDA_SUCCESS;
-    if (!ok || rt.cu->FuncGetParamInfo(k->clone, e->nparams, &off, &sz) != CUDA_SUCCESS || sz != sizeof(tidal_launch)) {
+        ok = cu->FuncGetParamInfo(e->fn, i, &e->poff[i], &e->psize[i]) == CUDA_SUCCESS;
+    if (!ok || cu->FuncGetParamInfo(k->clone, e->nparams, &off, &sz) != CUDA_SUCCESS || sz != sizeof(tidal_launch)) {
         e->kind = FN_REFUSED;
         tidal__warn(
             "%s: its clone's parameters do not match the ABI (%u parameters, %zu-byte last); launched unchanged",
@@ -195,18 +205,28 @@ static void fn_classify(rt_fn *e, int kernel)
     tidal__log("%s: rewritten, %u parameters, tidal_launch at offset %zu", k->name, e->nparams, off);
 }
 
-rt_fn *rt_fn_lookup(CUfunction f, int kernel)
+tidal__fn *tidal__fn_lookup(CUfunction f, int kernel)
 {
-    rt_fn *e = rt_fn_slot(f);
+    tidal__fn *e = tidal__fn_slot(f);
     if (e && e->f == f) return e;
-    if (!rt.fns || 2 * (rt.fn_count + 1) > rt.fn_cap) {
+    if (!F.tab || 2 * (F.count + 1) > F.cap) {
         if (fn_grow() != 0) return NULL;
     }
-    e = rt_fn_slot(f);
+    e = tidal__fn_slot(f);
     memset(e, 0, sizeof *e);
     e->f = f;
     e->fn = f;
-    rt.fn_count++;
+    F.count++;
     fn_classify(e, kernel);
     return e;
+}
+
+void tidal__fns_teardown(void)
+{
+    for (unsigned i = 0; i < F.cap; i++) {
+        free(F.tab[i].poff);
+        free(F.tab[i].psize);
+    }
+    free(F.tab);
+    memset(&F, 0, sizeof F);
 }

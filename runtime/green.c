@@ -8,12 +8,25 @@
  * (each group gets exactly its SM count) or placement is off for the process, with the
  * reason logged. A partition's SM set that is exactly a union of groups gets a green
  * context of those groups (made once per set: ~1 ms) whose streams place every kernel
- * on exactly those SMs. Called with rt.lock held. */
+ * on exactly those SMs. Called with the lock held. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_state.h"
+#include "device.h"
+#include "green.h"
+#include "tidal_abi.h"
+
+#define TIDAL_MAX_GREEN 32 /* green contexts per process (one per SM set used) */
+
+static struct {
+    int state; /* 0 not tried, 1 ready, -1 unavailable */
+    unsigned ngroups;
+    CUdevResource groups[TIDAL_MAX_SMS];
+    tidal_smset group_sms[TIDAL_MAX_SMS];
+    tidal__green greens[TIDAL_MAX_GREEN];
+    unsigned ngreens;
+} G;
 
 /* One block per SM at a time (a large dynamic shared memory request) and a few µs each:
  * every SM of the context runs some. out: 256-bit set of the %smid values seen. */
@@ -54,14 +67,15 @@ static const char probe_ptx[] = ".version 7.0\n"
 
 static int make_green(const unsigned *idx, unsigned n, CUgreenCtx *out)
 {
+    const tidal_cu *cu = tidal__cu();
     CUdevResource *res = calloc(n ? n : 1, sizeof *res);
     if (!res) return tidal__fail(TIDAL_ERR_NO_MEMORY, "green context resources");
-    for (unsigned i = 0; i < n; i++) res[i] = rt.groups[idx[i]];
+    for (unsigned i = 0; i < n; i++) res[i] = G.groups[idx[i]];
     CUdevResourceDesc d;
-    CUresult r = rt.cu->DevResourceGenerateDesc(&d, res, n);
+    CUresult r = cu->DevResourceGenerateDesc(&d, res, n);
     free(res);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevResourceGenerateDesc");
-    r = rt.cu->GreenCtxCreate(out, d, rt.dev, CU_GREEN_CTX_DEFAULT_STREAM);
+    r = cu->GreenCtxCreate(out, d, tidal__device_id(), CU_GREEN_CTX_DEFAULT_STREAM);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuGreenCtxCreate");
     return TIDAL_OK;
 }
@@ -69,41 +83,42 @@ static int make_green(const unsigned *idx, unsigned n, CUgreenCtx *out)
 /* The %smid values blocks of a kernel see in a green context of groups idx[0..n). */
 static int probe_sms(CUfunction f, CUdeviceptr buf, const unsigned *idx, unsigned n, tidal_smset *seen)
 {
+    const tidal_cu *cu = tidal__cu();
     CUgreenCtx g;
     int st = make_green(idx, n, &g);
     if (st) return st;
     CUstream s = NULL;
-    CUresult r = rt.cu->GreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0);
-    if (r == CUDA_SUCCESS) r = rt.cu->MemsetD8Async(buf, 0, 32, s);
+    CUresult r = cu->GreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0);
+    if (r == CUDA_SUCCESS) r = cu->MemsetD8Async(buf, 0, 32, s);
     if (r == CUDA_SUCCESS) {
         uint64_t ns = 3000;
         void *args[] = {&buf, &ns};
-        r = rt.cu->LaunchKernel(f, 4 * rt.nsm, 1, 1, 32, 1, 1, PROBE_SMEM, s, args, NULL);
+        r = cu->LaunchKernel(f, 4 * tidal__nsm(), 1, 1, 32, 1, 1, PROBE_SMEM, s, args, NULL);
     }
-    if (r == CUDA_SUCCESS) r = rt.cu->MemcpyDtoHAsync(rt.pinned, buf, 32, s);
-    if (r == CUDA_SUCCESS) r = rt.cu->StreamSynchronize(s);
-    if (r == CUDA_SUCCESS) memcpy(seen->bits, rt.pinned, 32);
-    if (s) rt.cu->StreamDestroy(s);
-    rt.cu->GreenCtxDestroy(g);
+    if (r == CUDA_SUCCESS) r = cu->MemcpyDtoHAsync(tidal__staging(), buf, 32, s);
+    if (r == CUDA_SUCCESS) r = cu->StreamSynchronize(s);
+    if (r == CUDA_SUCCESS) memcpy(seen->bits, tidal__staging(), 32);
+    if (s) cu->StreamDestroy(s);
+    cu->GreenCtxDestroy(g);
     return r == CUDA_SUCCESS ? TIDAL_OK : tidal__cuda_fail(r, "green-context SM probe");
 }
 
 static int calibrate(void)
 {
-    const tidal_cu *cu = rt.cu;
+    const tidal_cu *cu = tidal__cu();
     if (!cu->DeviceGetDevResource || !cu->DevSmResourceSplitByCount || !cu->DevResourceGenerateDesc ||
         !cu->GreenCtxCreate || !cu->GreenCtxDestroy || !cu->GreenCtxStreamCreate || !cu->ModuleLoadData)
         return tidal__fail(TIDAL_ERR_NO_DRIVER, "the CUDA driver has no green-context API (12.4+ needed)");
-    if (rt.is_mps) return tidal__fail(TIDAL_ERR_MPS, "no green-context placement for MPS clients");
+    if (tidal__is_mps()) return tidal__fail(TIDAL_ERR_MPS, "no green-context placement for MPS clients");
     CUdevResource all;
-    CUresult r = cu->DeviceGetDevResource(rt.dev, &all, CU_DEV_RESOURCE_TYPE_SM);
+    CUresult r = cu->DeviceGetDevResource(tidal__device_id(), &all, CU_DEV_RESOURCE_TYPE_SM);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDeviceGetDevResource");
     unsigned n = TIDAL_MAX_SMS;
     CUdevResource rest;
-    r = cu->DevSmResourceSplitByCount(rt.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
+    r = cu->DevSmResourceSplitByCount(G.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevSmResourceSplitByCount");
     if (n == 0 || n >= 255) return tidal__fail(TIDAL_ERR_CUDA, "split into %u SM groups", n);
-    rt.ngroups = n;
+    G.ngroups = n;
     CUmodule m;
     r = cu->ModuleLoadData(&m, probe_ptx);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuModuleLoadData(SM probe)");
@@ -132,34 +147,34 @@ static int calibrate(void)
     if (buf) cu->MemFree(buf);
     cu->ModuleUnload(m);
     if (st) return st;
-    memset(rt.group_sms, 0, sizeof rt.group_sms);
+    memset(G.group_sms, 0, sizeof G.group_sms);
     for (unsigned s = 0; s < TIDAL_MAX_SMS; s++) {
         if (!code_of_sm[s]) continue;
         unsigned g = code_of_sm[s] - 1;
-        if (s >= rt.nsm || g >= n)
+        if (s >= tidal__nsm() || g >= n)
             return tidal__fail(TIDAL_ERR_CUDA, "SM probe: SM %u decoded to group %u of %u", s, g, n);
-        rt.group_sms[g].bits[s >> 6] |= 1ull << (s & 63);
+        G.group_sms[g].bits[s >> 6] |= 1ull << (s & 63);
     }
     for (unsigned g = 0; g < n; g++)
-        if (tidal_smset_count(&rt.group_sms[g]) != rt.groups[g].sm.smCount)
+        if (tidal_smset_count(&G.group_sms[g]) != G.groups[g].sm.smCount)
             return tidal__fail(TIDAL_ERR_CUDA, "SM probe: group %u showed %u of its %u SMs", g,
-                               tidal_smset_count(&rt.group_sms[g]), rt.groups[g].sm.smCount);
+                               tidal_smset_count(&G.group_sms[g]), G.groups[g].sm.smCount);
     char first[32];
-    tidal_smset_format(&rt.group_sms[0], first, sizeof first);
-    tidal__log("placement: %u SM groups of %u (group 0 = SMs %s)", n, rt.groups[0].sm.smCount, first);
+    tidal_smset_format(&G.group_sms[0], first, sizeof first);
+    tidal__log("placement: %u SM groups of %u (group 0 = SMs %s)", n, G.groups[0].sm.smCount, first);
     return TIDAL_OK;
 }
 
-int rt_green_ready(void)
+static int green_ready(void)
 {
-    if (rt.green_state == 0) {
+    if (G.state == 0) {
         const char *e = getenv("TIDAL_GREEN");
         int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate();
-        rt.green_state = st ? -1 : 1;
+        G.state = st ? -1 : 1;
         if (st)
             tidal__warn("placement off: %s; partitions are masked by their persistent clones only", tidal_last_error());
     }
-    return rt.green_state == 1;
+    return G.state == 1;
 }
 
 /* Does set equal the union of the groups inside it? idx/n get those groups. */
@@ -168,51 +183,50 @@ static int union_of_groups(const tidal_smset *set, unsigned *idx, unsigned *n)
     tidal_smset u;
     memset(&u, 0, sizeof u);
     *n = 0;
-    for (unsigned g = 0; g < rt.ngroups; g++) {
+    for (unsigned g = 0; g < G.ngroups; g++) {
         int inside = 1;
-        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (rt.group_sms[g].bits[w] & ~set->bits[w]) == 0;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (G.group_sms[g].bits[w] & ~set->bits[w]) == 0;
         if (!inside) continue;
         idx[(*n)++] = g;
-        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u.bits[w] |= rt.group_sms[g].bits[w];
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u.bits[w] |= G.group_sms[g].bits[w];
     }
     return *n > 0 && memcmp(&u, set, sizeof u) == 0;
 }
 
-const rt_green *rt_green_for(const tidal_smset *set, int create)
+const tidal__green *tidal__green_for(const tidal_smset *set, int create)
 {
-    if (!rt_green_ready()) return NULL;
-    for (unsigned i = 0; i < rt.ngreens; i++)
-        if (memcmp(&rt.greens[i].set, set, sizeof *set) == 0) return &rt.greens[i];
+    if (!green_ready()) return NULL;
+    for (unsigned i = 0; i < G.ngreens; i++)
+        if (memcmp(&G.greens[i].set, set, sizeof *set) == 0) return &G.greens[i];
     unsigned idx[TIDAL_MAX_SMS], n;
     if (!union_of_groups(set, idx, &n)) return NULL;
     if (!create) return NULL;
-    if (rt.ngreens == TIDAL_MAX_GREEN) {
+    if (G.ngreens == TIDAL_MAX_GREEN) {
         tidal__warn("placement: %d green contexts made already; this SM set runs masked only", TIDAL_MAX_GREEN);
         return NULL;
     }
-    rt_green *g = &rt.greens[rt.ngreens];
+    tidal__green *g = &G.greens[G.ngreens];
     if (make_green(idx, n, &g->g) != TIDAL_OK) {
         tidal__warn("placement: %s", tidal_last_error());
         return NULL;
     }
     g->set = *set;
-    rt.ngreens++;
+    G.ngreens++;
     char text[128];
     tidal_smset_format(set, text, sizeof text);
     tidal__log("placement: green context for SMs %s", text);
     return g;
 }
 
-int rt_green_is_union(const tidal_smset *set)
+int tidal__green_is_union(const tidal_smset *set)
 {
     unsigned idx[TIDAL_MAX_SMS], n;
-    return rt_green_ready() && union_of_groups(set, idx, &n);
+    return green_ready() && union_of_groups(set, idx, &n);
 }
 
-void rt_green_free(void)
+void tidal__green_teardown(void)
 {
-    for (unsigned i = 0; i < rt.ngreens; i++)
-        if (rt.greens[i].g) rt.cu->GreenCtxDestroy(rt.greens[i].g);
-    rt.ngreens = 0;
-    rt.green_state = 0;
+    for (unsigned i = 0; i < G.ngreens; i++)
+        if (G.greens[i].g) tidal__cu()->GreenCtxDestroy(G.greens[i].g);
+    memset(&G, 0, sizeof G);
 }

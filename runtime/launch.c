@@ -9,28 +9,74 @@
  * kernelParams and for CU_LAUNCH_PARAM_BUFFER_POINTER launches. Anything else (kernels
  * without the rewrite, kernels the pass refused, cooperative or clustered launches,
  * grids the clone cannot take) is launched exactly as given. What a function is comes
- * from functions.c (rt_fn_lookup). */
+ * from functions.c (tidal__fn_lookup), a stream's binding and slot from streams.c, the
+ * partition from partitions.c; a launch that may flow in is recorded with flowin.c. */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_state.h"
+#include "device.h"
+#include "flowin.h"
+#include "functions.h"
+#include "launch.h"
+#include "partitions.h"
+#include "streams.h"
+
+/* An unmeasured kernel runs first as the clone (it obeys the mask), timed; only a kernel
+ * whose clone ran below TIDAL_TRIAL_FACTOR x the short threshold is tried as the original
+ * (timed too), and the original's own samples then decide. So no launch of an unmeasured
+ * kernel holds a removed SM for longer than TIDAL_TRIAL_FACTOR x short_us. */
+#define TIDAL_TRIAL_FACTOR                                         \
+    3.0f /* a persistent clone of a memory-bound kernel runs up to \
+            2.7x the original (H200, BERT-large softmax 19.8 vs 7.3 us) */
+
+/* A duration sample in flight: events around one launch (clone or original). They are kept
+ * in launch order (a ring), so each launch polls only the oldest until one is not done: a
+ * model's first eager call can have hundreds in flight, and every kernel of it should be
+ * timed before a graph capture places it. */
+#define TIDAL_PENDING 512
+typedef struct pending_sample {
+    CUfunction f; /* key of the tidal__fn (the table moves when it grows) */
+    uint32_t total;
+    CUevent start, end; /* created once, reused */
+    int used;           /* 0: cancelled (its events were not recorded) */
+    int clone;          /* it times the clone (else the original) */
+} pending_sample;
+
+/* The launch path's state, guarded by the lock but for the counters and the gate. */
+static struct {
+    tidal__launch_config cfg;
+    atomic_ullong n_rewritten, n_original, n_unknown, n_refused, n_unmasked, n_graph_probe;
+    atomic_ullong n_smem_full; /* of n_unmasked: no room for the clone's shared words */
+    int smem_optin;            /* the device's opt-in shared memory per block (0: not read, -1: none) */
+    uint64_t next_key;
+    pending_sample pending[TIDAL_PENDING];
+    unsigned pending_head, npending; /* the ring: oldest, count */
+    /* the sample gate: a timed launch's stream waits on this pinned word until the host has
+     * queued the launch and its end event, so the start event does not fire a launch
+     * call's time before the kernel arrives */
+    _Atomic uint32_t *gate; /* host view; NULL: no gate (samples include the gap) */
+    CUdeviceptr gate_dev;
+    atomic_uint gate_seq;
+} L;
 
 /* ------------------------------------------------------------------ launching */
 
-static CUresult launch_as_given(const tidal_launch_req *q)
+CUresult tidal__launch_given(const tidal_launch_req *q)
 {
     if (q->ex) {
-        if (q->ptsz && rt.cu->LaunchKernelEx_ptsz) return rt.cu->LaunchKernelEx_ptsz(q->ex, q->f, q->params, q->extra);
+        if (q->ptsz && tidal__cu()->LaunchKernelEx_ptsz)
+            return tidal__cu()->LaunchKernelEx_ptsz(q->ex, q->f, q->params, q->extra);
         CUlaunchConfig c = *q->ex;
-        c.hStream = rt_norm_stream(c.hStream, q->ptsz);
-        return rt.cu->LaunchKernelEx(&c, q->f, q->params, q->extra);
+        c.hStream = tidal__norm_stream(c.hStream, q->ptsz);
+        return tidal__cu()->LaunchKernelEx(&c, q->f, q->params, q->extra);
     }
-    if (q->ptsz && rt.cu->LaunchKernel_ptsz)
-        return rt.cu->LaunchKernel_ptsz(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2],
-                                        q->smem, q->stream, q->params, q->extra);
-    return rt.cu->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2], q->smem,
-                               rt_norm_stream(q->stream, q->ptsz), q->params, q->extra);
+    if (q->ptsz && tidal__cu()->LaunchKernel_ptsz)
+        return tidal__cu()->LaunchKernel_ptsz(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1],
+                                              q->block[2], q->smem, q->stream, q->params, q->extra);
+    return tidal__cu()->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2],
+                                     q->smem, tidal__norm_stream(q->stream, q->ptsz), q->params, q->extra);
 }
 
 /* Launch attributes the clone cannot honour (grid-wide sync, clusters): run as given. */
@@ -50,12 +96,13 @@ static int ex_needs_original(const CUlaunchConfig *c)
  * -1 where the driver does not say. */
 static int smem_optin(void)
 {
-    if (rt.smem_optin == 0) {
+    if (L.smem_optin == 0) {
         int v = 0;
-        CUresult r = rt.cu->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, rt.dev);
-        rt.smem_optin = r == CUDA_SUCCESS && v > 0 ? v : -1;
+        CUresult r = tidal__cu()->DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                                     tidal__device_id());
+        L.smem_optin = r == CUDA_SUCCESS && v > 0 ? v : -1;
     }
-    return rt.smem_optin;
+    return L.smem_optin;
 }
 
 enum { SMEM_OK, SMEM_NO_ROOM, SMEM_DRIVER_ERROR };
@@ -69,15 +116,16 @@ enum { SMEM_OK, SMEM_NO_ROOM, SMEM_DRIVER_ERROR };
  * unmasked (SMEM_NO_ROOM, counted and said by the caller). The original's own attribute
  * is not consulted: it is set on a CUkernel by cudart and on a CUfunction by the driver
  * API, and only the clone's matters for the clone's launch. */
-static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
+static int clone_smem(tidal__fn *e, unsigned smem, unsigned *need)
 {
     int optin = smem_optin();
     if (smem > UINT32_MAX - TIDAL_SH_ALIGN - TIDAL_SH_BYTES) return SMEM_NO_ROOM;
     *need = TIDAL_CLONE_SMEM(smem);
     if (!e->smem_read) {
         int dyn = 0, st = 0;
-        if (rt.cu->FuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS ||
-            rt.cu->FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS)
+        if (tidal__cu()->FuncGetAttribute(&dyn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, e->clone) !=
+                CUDA_SUCCESS ||
+            tidal__cu()->FuncGetAttribute(&st, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, e->clone) != CUDA_SUCCESS)
             return SMEM_DRIVER_ERROR;
         e->clone_dyn = dyn;
         e->clone_static = st;
@@ -85,7 +133,8 @@ static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
     }
     if (*need <= (unsigned)e->clone_dyn) return SMEM_OK;
     if (optin > 0 && (uint64_t)*need + (uint64_t)e->clone_static > (uint64_t)optin) return SMEM_NO_ROOM;
-    if (rt.cu->FuncSetAttribute(e->clone, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*need) != CUDA_SUCCESS)
+    if (tidal__cu()->FuncSetAttribute(e->clone, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)*need) !=
+        CUDA_SUCCESS)
         return optin > 0 ? SMEM_DRIVER_ERROR : SMEM_NO_ROOM;
     e->clone_dyn = (int)*need;
     return SMEM_OK;
@@ -93,12 +142,12 @@ static int clone_smem(rt_fn *e, unsigned smem, unsigned *need)
 
 /* A launch the clone cannot take for its dynamic shared memory: counted, and said once
  * per kernel (it runs unmasked: never silently). */
-static void smem_declined(rt_fn *e, int why, unsigned smem, unsigned need)
+static void smem_declined(tidal__fn *e, int why, unsigned smem, unsigned need)
 {
-    if (why == SMEM_NO_ROOM) atomic_fetch_add(&rt.n_smem_full, 1);
+    if (why == SMEM_NO_ROOM) atomic_fetch_add(&L.n_smem_full, 1);
     if (why == SMEM_NO_ROOM && e->smem_full_said) return; /* said once: no driver call per launch */
     const char *name = NULL;
-    if (rt.cu->FuncGetName(&name, e->fn) != CUDA_SUCCESS || !name) name = "(unnamed)";
+    if (tidal__cu()->FuncGetName(&name, e->fn) != CUDA_SUCCESS || !name) name = "(unnamed)";
     if (why == SMEM_NO_ROOM) {
         if (!e->smem_full_said)
             tidal__warn("%s: %u bytes of dynamic shared memory leave no room for the clone's %d-byte protocol "
@@ -111,11 +160,11 @@ static void smem_declined(rt_fn *e, int why, unsigned smem, unsigned need)
     }
 }
 
-static int occupancy(rt_fn *e, int threads, unsigned smem)
+static int occupancy(tidal__fn *e, int threads, unsigned smem)
 {
     if (e->occ_threads == threads && e->occ_smem == smem) return e->occ;
     int occ = 0;
-    if (rt.cu->OccupancyMaxActiveBlocksPerMultiprocessor(&occ, e->clone, threads, smem) != CUDA_SUCCESS) occ = 0;
+    if (tidal__cu()->OccupancyMaxActiveBlocksPerMultiprocessor(&occ, e->clone, threads, smem) != CUDA_SUCCESS) occ = 0;
     e->occ_threads = threads;
     e->occ_smem = smem;
     e->occ = occ;
@@ -130,11 +179,11 @@ typedef struct plan {
     CUfunction clone;
     unsigned workers;
     tidal_launch tl;
-    unsigned nparams; /* of the original (rt_fn fields the launch needs) */
+    unsigned nparams; /* of the original (tidal__fn fields the launch needs) */
     size_t launch_off;
     const size_t *poff, *psize;
     CUstream stream;
-    int sample;        /* rt.pending index to time this original launch with, or -1 */
+    int sample;        /* L.pending index to time this original launch with, or -1 */
     CUdeviceptr reset; /* epoch wrap: zero this slot's claim and guard words first */
     int remember;      /* record for flow-in */
     unsigned occ;      /* workers per SM */
@@ -209,9 +258,9 @@ static void free_args(clone_args *a)
 /* ------------------------------------------------------------------ durations */
 
 /* The measured duration of f's launches with `total` logical blocks (NULL: none yet). */
-static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
+static tidal__duration *duration_of(tidal__fn *e, uint32_t total, int create)
 {
-    rt_duration *free_d = NULL;
+    tidal__duration *free_d = NULL;
     for (int i = 0; i < TIDAL_FN_SAMPLES; i++) {
         if (e->dur[i].total == total) return &e->dur[i];
         if (!e->dur[i].total && !free_d) free_d = &e->dur[i];
@@ -227,24 +276,24 @@ static rt_duration *duration_of(rt_fn *e, uint32_t total, int create)
  * has not (samples complete about in launch order: each launch polls few events). */
 static void poll_pending(void)
 {
-    if (!rt.npending) return;
-    CUstreamCaptureMode mode = rt_capture_relax(); /* a query must not break a capture */
-    while (rt.npending) {
-        rt_pending *q = &rt.pending[rt.pending_head];
+    if (!L.npending) return;
+    CUstreamCaptureMode mode = tidal__capture_relax(); /* a query must not break a capture */
+    while (L.npending) {
+        pending_sample *q = &L.pending[L.pending_head];
         CUresult r = CUDA_SUCCESS;
         if (q->used) {
-            r = rt.cu->EventQuery(q->end);
+            r = tidal__cu()->EventQuery(q->end);
             if (r == CUDA_ERROR_NOT_READY) break;
         }
-        rt.pending_head = (rt.pending_head + 1) % TIDAL_PENDING;
-        rt.npending--;
+        L.pending_head = (L.pending_head + 1) % TIDAL_PENDING;
+        L.npending--;
         if (!q->used) continue; /* cancelled */
         q->used = 0;
         float ms = 0;
-        rt_fn *e = rt_fn_slot(q->f);
-        rt_duration *d = e && e->f == q->f ? duration_of(e, q->total, 0) : NULL;
+        tidal__fn *e = tidal__fn_slot(q->f);
+        tidal__duration *d = e && e->f == q->f ? duration_of(e, q->total, 0) : NULL;
         if (d) d->pending = 0;
-        if (r != CUDA_SUCCESS || !d || rt.cu->EventElapsedTime(&ms, q->start, q->end) != CUDA_SUCCESS) continue;
+        if (r != CUDA_SUCCESS || !d || tidal__cu()->EventElapsedTime(&ms, q->start, q->end) != CUDA_SUCCESS) continue;
         /* the least of the samples: a first launch carries warm-up costs */
         float us = ms * 1000.0f;
         if (q->clone) {
@@ -255,33 +304,33 @@ static void poll_pending(void)
             d->n++;
         }
     }
-    rt_capture_restore(mode);
+    tidal__capture_restore(mode);
 }
 
 /* The next pending sample in the ring, with its events, or -1 (the ring is full). */
 static int pending_slot(void)
 {
-    if (!rt.cu->EventElapsedTime || rt.npending == TIDAL_PENDING) return -1;
-    unsigned i = (rt.pending_head + rt.npending) % TIDAL_PENDING;
-    rt_pending *q = &rt.pending[i];
-    if (!q->start && rt.cu->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
-    if (!q->end && rt.cu->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+    if (!tidal__cu()->EventElapsedTime || L.npending == TIDAL_PENDING) return -1;
+    unsigned i = (L.pending_head + L.npending) % TIDAL_PENDING;
+    pending_sample *q = &L.pending[i];
+    if (!q->start && tidal__cu()->EventCreate(&q->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
+    if (!q->end && tidal__cu()->EventCreate(&q->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return -1;
     return (int)i;
 }
 
 /* Take the next ring entry for a sample of f (with total logical blocks), or -1 (ring
  * full, no events, or d has one in flight). */
-static int take_sample(rt_duration *d, CUfunction f, uint32_t total, int clone)
+static int take_sample(tidal__duration *d, CUfunction f, uint32_t total, int clone)
 {
     if (d->pending) return -1;
     int i = pending_slot();
     if (i < 0) return -1;
-    rt_pending *smp = &rt.pending[i];
+    pending_sample *smp = &L.pending[i];
     smp->used = 1;
     smp->f = f;
     smp->total = total;
     smp->clone = clone;
-    rt.npending++;
+    L.npending++;
     d->pending = 1;
     return i;
 }
@@ -295,31 +344,32 @@ static int take_sample(rt_duration *d, CUfunction f, uint32_t total, int clone)
  * event, the launch and the end event are queued, and the three run back to back. The
  * word only grows (a later number releases earlier waits too), so no wait outlives the
  * release of its own number. */
-void rt_gate_init(void)
+static void gate_init(void)
 {
-    rt.gate = NULL;
-    if (!rt.cu->StreamWaitValue32 || !rt.cu->MemHostGetDevicePointer || !rt.cu->EventElapsedTime) return;
+    L.gate = NULL;
+    if (!tidal__cu()->StreamWaitValue32 || !tidal__cu()->MemHostGetDevicePointer || !tidal__cu()->EventElapsedTime)
+        return;
     void *h = NULL;
-    if (rt.cu->MemAllocHost(&h, sizeof *rt.gate) != CUDA_SUCCESS || !h) return;
+    if (tidal__cu()->MemAllocHost(&h, sizeof *L.gate) != CUDA_SUCCESS || !h) return;
     CUdeviceptr d = 0;
-    if (rt.cu->MemHostGetDevicePointer(&d, h, 0) != CUDA_SUCCESS || !d) {
-        rt.cu->MemFreeHost(h);
+    if (tidal__cu()->MemHostGetDevicePointer(&d, h, 0) != CUDA_SUCCESS || !d) {
+        tidal__cu()->MemFreeHost(h);
         return;
     }
-    rt.gate = h;
-    atomic_init(rt.gate, 0);
-    rt.gate_dev = d;
-    atomic_store(&rt.gate_seq, 0);
+    L.gate = h;
+    atomic_init(L.gate, 0);
+    L.gate_dev = d;
+    atomic_store(&L.gate_seq, 0);
 }
 
 /* Hold stream s at the gate: the number to release it with, or 0 (no gate: the sample
- * includes the launch gap). Called without rt.lock. */
+ * includes the launch gap). Called without the lock. */
 static uint32_t gate_hold(CUstream s)
 {
-    if (!rt.gate) return 0;
-    uint32_t seq = atomic_fetch_add(&rt.gate_seq, 1) + 1;
-    if (seq == 0) seq = atomic_fetch_add(&rt.gate_seq, 1) + 1; /* 0 means "not held" */
-    if (rt.cu->StreamWaitValue32(s, rt.gate_dev, seq, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return 0;
+    if (!L.gate) return 0;
+    uint32_t seq = atomic_fetch_add(&L.gate_seq, 1) + 1;
+    if (seq == 0) seq = atomic_fetch_add(&L.gate_seq, 1) + 1; /* 0 means "not held" */
+    if (tidal__cu()->StreamWaitValue32(s, L.gate_dev, seq, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) return 0;
     return seq;
 }
 
@@ -327,29 +377,29 @@ static uint32_t gate_hold(CUstream s)
 static void gate_release(uint32_t seq)
 {
     if (!seq) return;
-    uint32_t cur = atomic_load(rt.gate);
-    while ((int32_t)(seq - cur) > 0 && !atomic_compare_exchange_weak(rt.gate, &cur, seq)) {
+    uint32_t cur = atomic_load(L.gate);
+    while ((int32_t)(seq - cur) > 0 && !atomic_compare_exchange_weak(L.gate, &cur, seq)) {
     }
 }
 
 /* Short enough for the original: its own samples decide once there are any; before, a
  * clone's (a clone does the same work with a protocol on top). */
-static int measured_short(const rt_duration *d, float short_us)
+static int measured_short(const tidal__duration *d, float short_us)
 {
     if (d->n > 0) return d->us < short_us;
     return d->nclone > 0 && d->clone_us < short_us;
 }
 
 /* A sample whose events were not recorded: the ring skips it, a later launch of f takes
- * one. Called without rt.lock. */
-static void cancel_sample(rt_pending *smp, CUfunction f)
+ * one. Called without the lock. */
+static void cancel_sample(pending_sample *smp, CUfunction f)
 {
-    pthread_mutex_lock(&rt.lock);
+    tidal__lock();
     smp->used = 0;
-    rt_fn *e = rt_fn_slot(f);
-    rt_duration *d = e && e->f == f ? duration_of(e, smp->total, 0) : NULL;
+    tidal__fn *e = tidal__fn_slot(f);
+    tidal__duration *d = e && e->f == f ? duration_of(e, smp->total, 0) : NULL;
     if (d) d->pending = 0;
-    pthread_mutex_unlock(&rt.lock);
+    tidal__unlock();
 }
 
 /* ------------------------------------------------------------------ the plan */
@@ -379,34 +429,11 @@ static int ex_overlaps_predecessor(const CUlaunchConfig *c)
     return 0;
 }
 
-static CUdeviceptr slot_claim(const struct tidal_part *p, unsigned slot)
-{
-    return p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_CLAIM;
-}
-
-/* Take one of p's stream slots for good (its tag becomes TIDAL_SLOT_RESERVED so
- * probe-mode launches pass over it): its number, or -1 when none is left. */
-static int reserve_slot(struct tidal_part *p)
-{
-    if (p->stream_slots == TIDAL_STREAM_SLOTS) return -1;
-    unsigned slot = p->stream_slots;
-    uint64_t tag = TIDAL_SLOT_RESERVED;
-    memcpy(rt.pinned, &tag, sizeof tag);
-    CUdeviceptr at = p->dev + TIDAL_PARTITION_HEADER + (CUdeviceptr)slot * TIDAL_SLOT_BYTES + TIDAL_SLOT_OFF_TAG;
-    CUstreamCaptureMode mode = rt_capture_relax();
-    int ok = rt.cu->MemcpyHtoDAsync(at, rt.pinned, sizeof tag, rt.ctl_stream) == CUDA_SUCCESS &&
-             rt.cu->StreamSynchronize(rt.ctl_stream) == CUDA_SUCCESS;
-    rt_capture_restore(mode);
-    if (!ok) return -1;
-    p->stream_slots++;
-    return (int)slot;
-}
-
 /* The stream's slot in p, taken on the stream's first clone launch into p. */
-static int stream_slot(rt_stream_binding *b, struct tidal_part *p)
+static int stream_slot(tidal__stream *b, struct tidal_part *p)
 {
     if (b->slot_part == p) return 0;
-    int slot = reserve_slot(p);
+    int slot = tidal__part_reserve_slot(p);
     if (slot < 0) return -1;
     b->slot_part = p;
     b->slot = (unsigned)slot;
@@ -420,11 +447,11 @@ static int capture_state(CUstream s, cuuint64_t *id)
 {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     *id = 0;
-    if (rt.cu->StreamGetCaptureInfo && rt.cu->StreamGetCaptureInfo(s, &st, id) == CUDA_SUCCESS) {
+    if (tidal__cu()->StreamGetCaptureInfo && tidal__cu()->StreamGetCaptureInfo(s, &st, id) == CUDA_SUCCESS) {
         if (st != CU_STREAM_CAPTURE_STATUS_ACTIVE) *id = 0;
         return st != CU_STREAM_CAPTURE_STATUS_NONE;
     }
-    return rt.cu->StreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+    return tidal__cu()->StreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* The slot of the capture stream s is in, taken on the capture's first clone launch on
@@ -432,17 +459,17 @@ static int capture_state(CUstream s, cuuint64_t *id)
  * so each replay of the graph numbers its clones 1, 2, ... from a clean slot. Replays of
  * one graph exec run one after the other; other graphs and eager launches use other
  * slots. -1: no capture id (old driver) or no slot left (probe mode then). */
-static int capture_slot(rt_stream_binding *b, struct tidal_part *p, cuuint64_t id, plan *pl)
+static int capture_slot(tidal__stream *b, struct tidal_part *p, cuuint64_t id, plan *pl)
 {
     if (!id) return -1;
     if (b->cap_part == p && b->cap_id == id) return 0;
-    int slot = reserve_slot(p);
+    int slot = tidal__part_reserve_slot(p);
     if (slot < 0) return -1;
     b->cap_part = p;
     b->cap_id = id;
     b->cap_slot = (unsigned)slot;
     b->cap_epoch = 0;
-    pl->reset = slot_claim(p, b->cap_slot);
+    pl->reset = tidal__part_slot_claim(p, b->cap_slot);
     return 0;
 }
 
@@ -451,30 +478,30 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     memset(pl, 0, sizeof *pl);
     pl->sample = -1;
     poll_pending();
-    rt_fn *e = rt_fn_lookup(q->f, q->kernel);
+    tidal__fn *e = tidal__fn_lookup(q->f, q->kernel);
     if (!e || e->kind == FN_UNKNOWN || e->kind == FN_CLONE) {
-        atomic_fetch_add(&rt.n_unknown, 1);
+        atomic_fetch_add(&L.n_unknown, 1);
         return;
     }
     if (e->kind == FN_REFUSED || (q->ex && ex_needs_original(q->ex))) {
-        atomic_fetch_add(&rt.n_refused, 1);
+        atomic_fetch_add(&L.n_refused, 1);
         return;
     }
-    CUstream s = rt_norm_stream(q->stream, q->ptsz);
-    rt_stream_binding *b = rt_stream_get(s, 0);
+    CUstream s = tidal__norm_stream(q->stream, q->ptsz);
+    tidal__stream *b = tidal__stream_get(s, 0);
     /* the stream's partition, else the one its module is attached to (tidal.triton,
      * tidal_module_attach), else the process default */
-    struct tidal_part *mp = e->mod_ix >= 0 ? rt.modules[e->mod_ix].ctl : NULL;
-    struct tidal_part *p = b && b->part ? b->part : mp ? mp : rt.default_part;
+    struct tidal_part *mp = tidal__module_part(e->mod);
+    struct tidal_part *p = b && b->part ? b->part : mp ? mp : tidal__part_default();
     uint64_t logical = (uint64_t)q->grid[0] * q->grid[1] * q->grid[2];
     int threads = (int)(q->block[0] * q->block[1] * q->block[2]);
     if (!p || logical == 0 || logical >= TIDAL_MAX_LOGICAL) {
-        atomic_fetch_add(&rt.n_unmasked, 1);
+        atomic_fetch_add(&L.n_unmasked, 1);
         return;
     }
-    if (!b) b = rt_stream_get(s, 1); /* its slot lives here (default partition) */
+    if (!b) b = tidal__stream_get(s, 1); /* its slot lives here (default partition) */
     if (!b) {
-        atomic_fetch_add(&rt.n_unmasked, 1);
+        atomic_fetch_add(&L.n_unmasked, 1);
         return;
     }
     /* Hybrid placement: a short kernel on a stream whose SMs are all allowed runs as the
@@ -482,7 +509,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     cuuint64_t cap_id = 0;
     int capturing = capture_state(s, &cap_id);
     int inside = subset(&b->sms, &p->mask);
-    rt_duration *d = duration_of(e, (uint32_t)logical, !capturing);
+    tidal__duration *d = duration_of(e, (uint32_t)logical, !capturing);
     const int hybrid = p->place_mode == TIDAL_PLACE_HYBRID;
     const float short_us = (float)p->short_us;
     /* An unmeasured kernel runs as the clone first (timed): only one whose clone was
@@ -503,23 +530,23 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     int sm = clone_smem(e, q->smem, &clone_bytes);
     if (sm != SMEM_OK) {
         smem_declined(e, sm, q->smem, clone_bytes);
-        atomic_fetch_add(&rt.n_unmasked, 1);
+        atomic_fetch_add(&L.n_unmasked, 1);
         return;
     }
     int occ = occupancy(e, threads, clone_bytes);
     if (occ <= 0) {
-        atomic_fetch_add(&rt.n_unmasked, 1);
+        atomic_fetch_add(&L.n_unmasked, 1);
         return;
     }
     unsigned reach = tidal_smset_count(&b->sms);
     uint64_t workers = (uint64_t)occ * reach, chunk = 1;
-    /* A measured kernel's chunks last about rt.chunk_us: a worker on an SM taken away
+    /* A measured kernel's chunks last about L.cfg.chunk_us: a worker on an SM taken away
      * finishes its chunk before it leaves. */
-    uint64_t max_chunk = rt.max_chunk, fit_chunk = 0; /* fit_chunk: blocks in rt.chunk_us (measured) */
+    uint64_t max_chunk = L.cfg.max_chunk, fit_chunk = 0; /* fit_chunk: blocks in L.cfg.chunk_us (measured) */
     float est_us = d ? (d->nclone ? d->clone_us : d->n ? d->us : 0) : 0; /* a clone's, best */
     if (est_us > 0) {
         double block_us = est_us * (double)(workers < logical ? workers : logical) / (double)logical;
-        double fit = rt.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
+        double fit = L.cfg.chunk_us / (block_us > 1e-3 ? block_us : 1e-3);
         fit_chunk = fit < 1 ? 1 : fit > (double)TIDAL_MAX_LOGICAL ? TIDAL_MAX_LOGICAL : (uint64_t)fit;
         if (fit_chunk < max_chunk) max_chunk = fit_chunk;
     }
@@ -536,13 +563,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         uint64_t need = (logical + chunk - 1) / chunk;
         if (workers > need) workers = need;
         /* A measured kernel of several waves: each worker's own chunk covers its share of
-         * rt.static_share percent of the grid, with no claim and no mask read (a claim is
+         * L.cfg.static_share percent of the grid, with no claim and no mask read (a claim is
          * two round trips to L2 that the SM idles through: +4 us on a 1024-tile GEMM at
          * one block per SM with chunks of 1), within the same time budget as a chunk; the
          * tickets after it keep the small chunk, so the tail balances. */
         own = chunk;
         if (fit_chunk && logical > workers) {
-            uint64_t f = logical * rt.static_share / 100 / workers;
+            uint64_t f = logical * L.cfg.static_share / 100 / workers;
             if (f > fit_chunk) f = fit_chunk;
             if (f > chunk && workers * f < logical) own = f;
         }
@@ -577,23 +604,23 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     if (probe) {
         /* the slot is found and reset on the device */
         tl->flags |= TIDAL_LAUNCH_PROBE;
-        tl->key = (++rt.next_key & 0xffffffull) << 40;
-        if (capturing) atomic_fetch_add(&rt.n_graph_probe, 1);
+        tl->key = (++L.next_key & 0xffffffull) << 40;
+        if (capturing) atomic_fetch_add(&L.n_graph_probe, 1);
     } else if (capturing) {
         tl->slot = b->cap_slot;
         if (b->cap_epoch == TIDAL_EPOCH_MASK) { /* this graph has used every epoch: restart */
-            pl->reset = slot_claim(p, b->cap_slot);
+            pl->reset = tidal__part_slot_claim(p, b->cap_slot);
             b->cap_epoch = 0;
         }
         tl->epoch = ++b->cap_epoch;
     } else {
         tl->slot = b->slot;
         if (b->epoch == TIDAL_EPOCH_MASK) {
-            pl->reset = slot_claim(p, b->slot);
+            pl->reset = tidal__part_slot_claim(p, b->slot);
             b->epoch = 0;
         }
         tl->epoch = ++b->epoch;
-        pl->remember = rt.flow_in && tl->base < logical;
+        pl->remember = L.cfg.flow_in && tl->base < logical;
     }
     /* An unmeasured kernel's first clones are timed, placed as its original would be
      * (inside: static mode); a dynamic clone's duration would say less. */
@@ -619,7 +646,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
  * that tells whether the launch is still running. */
 static void remember(const tidal_launch_req *q, const plan *pl, const clone_args *a)
 {
-    rt_inflight rec;
+    tidal__inflight rec;
     memset(&rec, 0, sizeof rec);
     rec.bufsize = pl->launch_off + sizeof(tidal_launch);
     rec.buf = calloc(1, rec.bufsize);
@@ -640,76 +667,19 @@ static void remember(const tidal_launch_req *q, const plan *pl, const clone_args
     rec.smem = pl->smem;
     rec.launch_off = pl->launch_off;
     rec.occ = pl->occ;
-    pthread_mutex_lock(&rt.lock);
-    if (rt.initialized)
-        rt_inflight_add(pl->part, &rec, pl->stream);
+    tidal__lock();
+    if (tidal__ready())
+        tidal__flow_add(&pl->part->flow, &rec, pl->stream);
     else
         free(rec.buf);
-    pthread_mutex_unlock(&rt.lock);
-}
-
-void rt_inflight_add(struct tidal_part *p, const rt_inflight *rec, CUstream s)
-{
-    rt_inflight *slot = &p->inflight[p->inflight_next++ % TIDAL_INFLIGHT];
-    CUevent ev = slot->done;
-    free(slot->buf);
-    *slot = *rec;
-    if (!ev && rt.cu->EventCreate(&ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) ev = NULL;
-    slot->done = ev;
-    slot->used = ev && rt.cu->EventRecord(ev, s) == CUDA_SUCCESS;
-    if (!slot->used) {
-        free(slot->buf);
-        slot->buf = NULL;
-    }
-}
-
-/* p was given SMs: every launch of p still running gets joiners, occupancy times the SMs
- * added; those the hardware places on SMs outside the mask leave at once. Called with the
- * runtime's capture mode relaxed (tidal_partition_set). */
-void rt_inflight_grow(struct tidal_part *p, unsigned added_sms)
-{
-    for (unsigned i = 0; i < TIDAL_INFLIGHT; i++) {
-        rt_inflight *r = &p->inflight[i];
-        if (!r->used) continue;
-        CUresult q = rt.cu->EventQuery(r->done);
-        if (q != CUDA_ERROR_NOT_READY) { /* finished (or failed): nothing to join */
-            r->used = 0;
-            free(r->buf);
-            r->buf = NULL;
-            continue;
-        }
-        tidal_launch tl;
-        memcpy(&tl, r->buf + r->launch_off, sizeof tl);
-        tl.flags |= TIDAL_LAUNCH_JOIN;
-        memcpy(r->buf + r->launch_off, &tl, sizeof tl);
-        size_t n = r->bufsize;
-        void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, r->buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
-        /* as many joiners as the added SMs hold; those the hardware puts elsewhere leave */
-        unsigned joiners = r->occ * added_sms;
-        if (joiners > r->workers || joiners == 0) joiners = r->workers;
-        CUresult lr = rt.cu->LaunchKernel(r->clone, joiners, 1, 1, r->block[0], r->block[1], r->block[2], r->smem,
-                                          rt.join_stream, NULL, extra);
-        if (lr == CUDA_SUCCESS)
-            atomic_fetch_add(&rt.n_joins, 1);
-        else
-            tidal__log("joiners for launch %llx: %d", (unsigned long long)r->key, (int)lr);
-    }
-}
-
-void rt_inflight_free(struct tidal_part *p)
-{
-    for (unsigned i = 0; i < TIDAL_INFLIGHT; i++) {
-        free(p->inflight[i].buf);
-        if (p->inflight[i].done) rt.cu->EventDestroy(p->inflight[i].done);
-        memset(&p->inflight[i], 0, sizeof p->inflight[i]);
-    }
+    tidal__unlock();
 }
 
 static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
 {
     clone_args a;
     *ok = 0;
-    rt_pending *smp = pl->sample >= 0 ? &rt.pending[pl->sample] : NULL;
+    pending_sample *smp = pl->sample >= 0 ? &L.pending[pl->sample] : NULL;
     if (build_args(&a, pl, q, &pl->tl) != 0) {
         if (smp) cancel_sample(smp, q->f);
         free_args(&a);
@@ -719,10 +689,10 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     CUresult r = CUDA_SUCCESS;
     CUstream s = pl->stream;
     if (pl->reset)
-        r = rt.cu->MemsetD32Async ? rt.cu->MemsetD32Async(pl->reset, 0, 4, s)
-                                  : rt.cu->MemsetD8Async(pl->reset, 0, 16, s);
+        r = tidal__cu()->MemsetD32Async ? tidal__cu()->MemsetD32Async(pl->reset, 0, 4, s)
+                                        : tidal__cu()->MemsetD8Async(pl->reset, 0, 16, s);
     uint32_t gate = smp && r == CUDA_SUCCESS ? gate_hold(s) : 0;
-    int recorded = smp && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
+    int recorded = smp && r == CUDA_SUCCESS && tidal__cu()->EventRecord(smp->start, s) == CUDA_SUCCESS;
     if (r != CUDA_SUCCESS) {
     } else if (q->ex) {
         CUlaunchConfig c = *q->ex;
@@ -731,13 +701,13 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
         c.gridDimZ = 1;
         c.sharedMemBytes = pl->smem;
         c.hStream = s;
-        r = rt.cu->LaunchKernelEx(&c, pl->clone, a.params, a.params ? NULL : a.extra);
+        r = tidal__cu()->LaunchKernelEx(&c, pl->clone, a.params, a.params ? NULL : a.extra);
     } else {
-        r = rt.cu->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], pl->smem, s,
-                                a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
+        r = tidal__cu()->LaunchKernel(pl->clone, pl->workers, 1, 1, q->block[0], q->block[1], q->block[2], pl->smem, s,
+                                      a.params, a.params ? NULL : (a.bufp ? a.extra : NULL));
     }
     if (smp) {
-        recorded = recorded && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        recorded = recorded && r == CUDA_SUCCESS && tidal__cu()->EventRecord(smp->end, s) == CUDA_SUCCESS;
         gate_release(gate);
         if (!recorded) cancel_sample(smp, q->f);
     }
@@ -746,22 +716,20 @@ static CUresult launch_plan(const tidal_launch_req *q, plan *pl, int *ok)
     return r;
 }
 
-CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
+CUresult tidal__launch_run(const tidal_launch_req *q, int *handled)
 {
-    *handled = 0;
-    if (tidal__ensure_init() != 0) return CUDA_SUCCESS;
     plan pl;
-    pthread_mutex_lock(&rt.lock);
+    tidal__lock();
     make_plan(q, &pl);
-    pthread_mutex_unlock(&rt.lock);
-    if (pl.original) atomic_fetch_add(&rt.n_original, 1);
+    tidal__unlock();
+    if (pl.original) atomic_fetch_add(&L.n_original, 1);
     if (pl.original && pl.sample >= 0) { /* the original, timed */
-        rt_pending *smp = &rt.pending[pl.sample];
+        pending_sample *smp = &L.pending[pl.sample];
         CUstream s = pl.stream;
         uint32_t gate = gate_hold(s);
-        int rec = rt.cu->EventRecord(smp->start, s) == CUDA_SUCCESS;
-        CUresult r = launch_as_given(q);
-        rec = rec && r == CUDA_SUCCESS && rt.cu->EventRecord(smp->end, s) == CUDA_SUCCESS;
+        int rec = tidal__cu()->EventRecord(smp->start, s) == CUDA_SUCCESS;
+        CUresult r = tidal__launch_given(q);
+        rec = rec && r == CUDA_SUCCESS && tidal__cu()->EventRecord(smp->end, s) == CUDA_SUCCESS;
         gate_release(gate);
         if (!rec) cancel_sample(smp, q->f);
         *handled = 1;
@@ -771,33 +739,51 @@ CUresult tidal__launch_or_decline(const tidal_launch_req *q, int *handled)
     int ok;
     CUresult r = launch_plan(q, &pl, &ok);
     if (!ok) {
-        atomic_fetch_add(&rt.n_unmasked, 1);
+        atomic_fetch_add(&L.n_unmasked, 1);
         return CUDA_SUCCESS;
     }
-    atomic_fetch_add(&rt.n_rewritten, 1);
+    atomic_fetch_add(&L.n_rewritten, 1);
     *handled = 1;
     return r;
 }
 
-CUresult tidal__launch(const tidal_launch_req *q)
+/* ------------------------------------------------------------------ init, counters */
+
+void tidal__launch_init(const tidal__launch_config *c)
 {
-    int handled;
-    CUresult r = tidal__launch_or_decline(q, &handled);
-    if (handled) return r;
-    if (!rt.cu) return CUDA_ERROR_NOT_INITIALIZED; /* no driver: the launch cannot happen */
-    return launch_as_given(q);
+    L.cfg = *c;
+    L.gate = NULL;
+    if (c->gate) gate_init();
 }
 
-int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned smem, void *stream, void **params, void **extra)
+void tidal__launch_teardown(void)
 {
-    if (!rt.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-    tidal_launch_req q = {.f = (CUfunction)f,
-                          .grid = {gx, gy, gz},
-                          .block = {bx, by, bz},
-                          .smem = smem,
-                          .stream = (CUstream)stream,
-                          .params = params,
-                          .extra = extra};
-    return (int)tidal__launch(&q);
+    for (unsigned i = 0; i < TIDAL_PENDING; i++) {
+        if (L.pending[i].start) tidal__cu()->EventDestroy(L.pending[i].start);
+        if (L.pending[i].end) tidal__cu()->EventDestroy(L.pending[i].end);
+    }
+    if (L.gate) tidal__cu()->MemFreeHost((void *)L.gate);
+    memset(&L, 0, sizeof L);
+}
+
+void tidal__launch_counts(tidal_stats *out)
+{
+    out->launches_rewritten = atomic_load(&L.n_rewritten);
+    out->launches_original = atomic_load(&L.n_original);
+    out->launches_unknown = atomic_load(&L.n_unknown);
+    out->launches_refused = atomic_load(&L.n_refused);
+    out->launches_unmasked = atomic_load(&L.n_unmasked);
+    out->launches_graph_probe = atomic_load(&L.n_graph_probe);
+    out->launches_smem_full = atomic_load(&L.n_smem_full);
+}
+
+void tidal__launch_counts_reset(void)
+{
+    atomic_store(&L.n_rewritten, 0);
+    atomic_store(&L.n_original, 0);
+    atomic_store(&L.n_unknown, 0);
+    atomic_store(&L.n_refused, 0);
+    atomic_store(&L.n_unmasked, 0);
+    atomic_store(&L.n_graph_probe, 0);
+    atomic_store(&L.n_smem_full, 0);
 }

@@ -1,6 +1,6 @@
-/* policy.c — the policies' registry: services, the layout of their SM masks, applying
- * them (SMs are taken before they are given), the trace and the live state. The rules that
- * decide the shares are in policy_sgdrc.c and policy_gslice.c. */
+/* policy.c — the policies' API and registry: services, requests, ticks and the live state.
+ * The rules that decide the shares are in policy_sgdrc.c and policy_gslice.c; the layout
+ * of the masks, applying them and the trace in policy_layout.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -21,139 +21,7 @@ static uint64_t monotonic_us(void *ctx)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-uint64_t policy_now(const tidal_policy *p) { return p->cfg.now_us(p->cfg.ctx); }
-
-int policy_model(const policy_svc *s, tidal_scaling *out)
-{
-    if (s->use_online) return scaling_online_fit(&s->online, out);
-    if (s->has_profile) {
-        *out = s->profile;
-        return 1;
-    }
-    return 0;
-}
-
-static const char *kind_name(int kind) { return kind == TIDAL_POLICY_SGDRC ? "sgdrc" : "gslice"; }
-
 static int write_state(tidal_policy *p);
-
-/* ------------------------------------------------------------------ the trace */
-
-static void trace_head(tidal_policy *p, const char *event, int id)
-{
-    fprintf(p->trace, "{\"t_us\":%llu,\"policy\":\"%s\",\"event\":\"%s\"",
-            (unsigned long long)(policy_now(p) - p->t0_us), kind_name(p->cfg.kind), event);
-    if (id >= 0) fprintf(p->trace, ",\"service\":\"%s\"", p->svc[id].name);
-}
-
-void policy_trace(tidal_policy *p, const char *event, int id, const char *fmt, ...)
-{
-    if (!p->trace) return;
-    trace_head(p, event, id);
-    fputs(",\"reason\":\"", p->trace);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(p->trace, fmt, ap);
-    va_end(ap);
-    fputs("\"}\n", p->trace);
-    fflush(p->trace);
-}
-
-static void trace_masks(tidal_policy *p, const char *event, int id, const char *reason, uint64_t apply_us, int status)
-{
-    if (!p->trace) return;
-    trace_head(p, event, id);
-    fprintf(p->trace, ",\"reason\":\"%s\",\"masks\":{", reason);
-    for (unsigned i = 0; i < p->nsvc; i++) {
-        char buf[1024];
-        tidal_smset_format(&p->svc[i].mask, buf, sizeof buf);
-        fprintf(p->trace, "%s\"%s\":\"%s\"", i ? "," : "", p->svc[i].name, buf);
-    }
-    fprintf(p->trace, "},\"apply_us\":%llu", (unsigned long long)apply_us);
-    if (status) fprintf(p->trace, ",\"status\":\"%s\"", tidal_strerror(status));
-    fputs("}\n", p->trace);
-    fflush(p->trace);
-}
-
-/* ------------------------------------------------------------------ layout */
-
-static void range_set(tidal_smset *s, unsigned lo, unsigned hi)
-{
-    for (unsigned b = lo; b < hi; b++) s->bits[b >> 6] |= 1ull << (b & 63);
-}
-
-static int smset_equal(const tidal_smset *a, const tidal_smset *b) { return !memcmp(a, b, sizeof *a); }
-
-static int smset_loses(const tidal_smset *old, const tidal_smset *new)
-{
-    for (unsigned w = 0; w < TIDAL_SMSET_WORDS; w++)
-        if (old->bits[w] & ~new->bits[w]) return 1;
-    return 0;
-}
-
-static int apply_one(tidal_policy *p, unsigned i, const tidal_smset *m)
-{
-    policy_svc *s = &p->svc[i];
-    int rc = p->cfg.apply ? p->cfg.apply(p->cfg.ctx, (int)i, m) : tidal_partition_set_mask(s->part, m);
-    if (rc) return rc < 0 ? rc : TIDAL_ERR_INVALID;
-    s->mask = *m;
-    s->nsms = tidal_smset_count(m);
-    s->applied = 1;
-    return TIDAL_OK;
-}
-
-int policy_layout(tidal_policy *p, const unsigned *want, const char *event, int id, const char *reason)
-{
-    unsigned sms = p->cfg.sms, grain = p->cfg.grain, nbe = 0, ls = 0;
-    for (unsigned i = 0; i < p->nsvc; i++)
-        if (p->svc[i].cls == TIDAL_SERVICE_BE) nbe++;
-    /* every BE service keeps a slice: a partition with no SMs would stall its stream */
-    unsigned room = sms > nbe * grain ? sms - nbe * grain : 0;
-    tidal_smset next[p->nsvc ? p->nsvc : 1], taken;
-    memset(next, 0, sizeof next);
-    memset(&taken, 0, sizeof taken);
-    int clamped = 0;
-    for (unsigned i = 0; i < p->nsvc; i++) {
-        policy_svc *s = &p->svc[i];
-        if (s->cls != TIDAL_SERVICE_LS) continue;
-        unsigned w = want[i] > room - ls ? room - ls : want[i];
-        clamped |= w < want[i];
-        range_set(&next[i], ls, ls + w);
-        /* SGDRC: an idle LS service keeps its place, but BE may run there */
-        if (p->cfg.kind == TIDAL_POLICY_GSLICE || s->active) range_set(&taken, ls, ls + w);
-        ls += w;
-    }
-    if (nbe) {
-        unsigned free_sms[256], nfree = 0;
-        for (unsigned b = 0; b < sms; b++)
-            if (!((taken.bits[b >> 6] >> (b & 63)) & 1)) free_sms[nfree++] = b;
-        unsigned piece = nfree / nbe / grain * grain, k = 0, at = 0;
-        for (unsigned i = 0; i < p->nsvc; i++) {
-            if (p->svc[i].cls != TIDAL_SERVICE_BE) continue;
-            unsigned end = ++k == nbe ? nfree : at + piece;
-            for (; at < end; at++) next[i].bits[free_sms[at] >> 6] |= 1ull << (free_sms[at] & 63);
-        }
-    }
-    uint64_t t = policy_now(p);
-    int rc = TIDAL_OK, changed = 0;
-    for (int pass = 0; pass < 2 && rc == TIDAL_OK; pass++)
-        for (unsigned i = 0; i < p->nsvc && rc == TIDAL_OK; i++) {
-            policy_svc *s = &p->svc[i];
-            if (s->applied && smset_equal(&s->mask, &next[i])) continue;
-            /* pass 0 takes SMs away, pass 1 gives them: no SM is promised twice */
-            int loses = !s->applied || smset_loses(&s->mask, &next[i]);
-            if (loses != (pass == 0)) continue;
-            rc = apply_one(p, i, &next[i]);
-            changed = 1;
-        }
-    if (changed || rc) {
-        p->decisions += changed;
-        char why[160];
-        snprintf(why, sizeof why, "%s%s", reason, clamped ? "; LS shares clamped to leave BE a slice" : "");
-        trace_masks(p, event, id, why, policy_now(p) - t, rc);
-    }
-    return rc;
-}
 
 /* ------------------------------------------------------------------ API */
 
@@ -216,7 +84,7 @@ int tidal_policy_create(const tidal_policy_config *cfg, tidal_policy **out)
     if (!c.state_every_ms) c.state_every_ms = 100;
     p->cfg = c;
     pthread_mutex_init(&p->lock, NULL);
-    p->t0_us = policy_now(p);
+    p->t0_us = tidal__policy_now(p);
     if (sp && *sp) {
         int rc = (p->state_path = strdup(sp)) ? write_state(p) : tidal__fail(TIDAL_ERR_NO_MEMORY, "policy state");
         if (rc) {
@@ -293,7 +161,7 @@ int tidal_policy_add_service(tidal_policy *p, const tidal_service_config *sc, in
     s->max_batch = sc->max_batch ? sc->max_batch : 1;
     s->max_queue_us = sc->max_queue_us ? sc->max_queue_us : (uint64_t)sc->slo_us;
     s->last_batch = 1;
-    rc = p->cfg.kind == TIDAL_POLICY_GSLICE ? gslice_add(p, i) : sgdrc_add(p, i);
+    rc = p->cfg.kind == TIDAL_POLICY_GSLICE ? tidal__gslice_add(p, i) : tidal__sgdrc_add(p, i);
     if (rc) { /* the service is not added; the others keep their masks */
         p->nsvc--;
         return fail_unlock(p, rc);
@@ -314,7 +182,7 @@ int tidal_policy_request_begin(tidal_policy *p, int id, unsigned demand_sms)
     s->requests++;
     int rc = TIDAL_OK;
     if (p->cfg.kind == TIDAL_POLICY_SGDRC)
-        rc = sgdrc_begin(p, id, demand_sms < s->min_sms && demand_sms ? s->min_sms : demand_sms);
+        rc = tidal__sgdrc_begin(p, id, demand_sms < s->min_sms && demand_sms ? s->min_sms : demand_sms);
     s->begin_sms = s->nsms;
     return fail_unlock(p, rc);
 }
@@ -326,19 +194,19 @@ int tidal_policy_request_end(tidal_policy *p, int id, double latency_us, unsigne
     if (!(latency_us >= 0) || !isfinite(latency_us) || batch == 0)
         return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_request_end: %s: latency %g us, batch %u",
                                           s->name, latency_us, batch));
-    scaling_online_add(&s->online, s->has_profile ? &s->profile : NULL, s->begin_sms, latency_us);
+    tidal__scaling_online_add(&s->online, s->has_profile ? &s->profile : NULL, s->begin_sms, latency_us);
     if (batch <= POLICY_MAX_BATCH)
         s->batch_us[batch] = s->batch_us[batch] > 0 ? 0.7 * s->batch_us[batch] + 0.3 * latency_us : latency_us;
     tidal_scaling m;
-    if (!s->use_online && s->online.count >= p->cfg.online_min && scaling_online_fit(&s->online, &m) &&
+    if (!s->use_online && s->online.count >= p->cfg.online_min && tidal__scaling_online_fit(&s->online, &m) &&
         (!s->has_profile ||
          (s->online.scored >= p->cfg.online_min / 2 && s->online.err_online < s->online.err_profile))) {
         s->use_online = 1;
-        policy_trace(p, "model", id, "online fit a=%.1f b=%.1f us replaces %s (error %.3f vs %.3f)", m.a_us, m.b_us,
-                     s->has_profile ? "the profile" : "no model", s->online.err_online,
-                     s->has_profile ? s->online.err_profile : 1.0);
+        tidal__policy_trace(p, "model", id, "online fit a=%.1f b=%.1f us replaces %s (error %.3f vs %.3f)", m.a_us,
+                            m.b_us, s->has_profile ? "the profile" : "no model", s->online.err_online,
+                            s->has_profile ? s->online.err_profile : 1.0);
     }
-    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? sgdrc_end(p, id) : gslice_end(p, id, latency_us);
+    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? tidal__sgdrc_end(p, id) : tidal__gslice_end(p, id, latency_us);
     return fail_unlock(p, rc);
 }
 
@@ -354,8 +222,8 @@ int tidal_policy_tick(tidal_policy *p)
 {
     if (!p) return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_tick: NULL policy");
     pthread_mutex_lock(&p->lock);
-    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? sgdrc_tick(p) : TIDAL_OK;
-    int due = p->state_path && policy_now(p) - p->state_at_us >= (uint64_t)p->cfg.state_every_ms * 1000 &&
+    int rc = p->cfg.kind == TIDAL_POLICY_SGDRC ? tidal__sgdrc_tick(p) : TIDAL_OK;
+    int due = p->state_path && tidal__policy_now(p) - p->state_at_us >= (uint64_t)p->cfg.state_every_ms * 1000 &&
               state_changes(p) != p->state_seen;
     pthread_mutex_unlock(&p->lock);
     if (rc) return rc;
@@ -368,7 +236,7 @@ int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *
     if (!batch || !(arrival_per_s >= 0))
         return fail_unlock(p,
                            tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_batch: NULL batch or rate %g", arrival_per_s));
-    return fail_unlock(p, gslice_batch(p, id, arrival_per_s, batch, max_wait_us));
+    return fail_unlock(p, tidal__gslice_batch(p, id, arrival_per_s, batch, max_wait_us));
 }
 
 int tidal_policy_share(tidal_policy *p, int id, tidal_smset *mask, unsigned *sms)
@@ -384,7 +252,8 @@ int tidal_policy_model(tidal_policy *p, int id, tidal_scaling *out, int *online)
     LOCK_ID(p, id, "tidal_policy_model");
     if (!out) return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_model: NULL"));
     policy_svc *s = &p->svc[id];
-    if (!policy_model(s, out)) return fail_unlock(p, tidal__fail(TIDAL_ERR_NOT_FOUND, "service %s: no model", s->name));
+    if (!tidal__policy_model(s, out))
+        return fail_unlock(p, tidal__fail(TIDAL_ERR_NOT_FOUND, "service %s: no model", s->name));
     if (online) *online = s->use_online;
     return fail_unlock(p, TIDAL_OK);
 }
@@ -406,7 +275,7 @@ int tidal_policy_state(tidal_policy *p, char *buf, size_t size)
     pthread_mutex_lock(&p->lock);
     size_t len = 0;
     put(buf, size, &len, "{\"policy\":\"%s\",\"sms\":%u,\"grain\":%u,\"decisions\":%llu,\"services\":[",
-        kind_name(p->cfg.kind), p->cfg.sms, p->cfg.grain, (unsigned long long)p->decisions);
+        tidal__policy_kind(p->cfg.kind), p->cfg.sms, p->cfg.grain, (unsigned long long)p->decisions);
     for (unsigned i = 0; i < p->nsvc; i++) {
         policy_svc *s = &p->svc[i];
         char mask[1024];
@@ -418,7 +287,7 @@ int tidal_policy_state(tidal_policy *p, char *buf, size_t size)
             (unsigned long long)s->requests, s->last_batch);
         if (s->cls == TIDAL_SERVICE_LS) put(buf, size, &len, ",\"slo_us\":%.1f", s->slo_us);
         tidal_scaling m;
-        if (policy_model(s, &m))
+        if (tidal__policy_model(s, &m))
             put(buf, size, &len, ",\"model\":{\"a_us\":%.3f,\"b_us\":%.3f,\"online\":%d}", m.a_us, m.b_us,
                 s->use_online);
         put(buf, size, &len, "}");
@@ -465,7 +334,7 @@ static int write_state(tidal_policy *p)
     free(buf), free(tmp);
     if (rc == TIDAL_OK) {
         pthread_mutex_lock(&p->lock);
-        p->state_at_us = policy_now(p), p->state_seen = seen;
+        p->state_at_us = tidal__policy_now(p), p->state_seen = seen;
         pthread_mutex_unlock(&p->lock);
     }
     return rc;

@@ -10,7 +10,7 @@ static int layout(tidal_policy *p, const char *event, int id, const char *reason
 {
     unsigned want[p->nsvc];
     for (unsigned i = 0; i < p->nsvc; i++) want[i] = p->svc[i].cls == TIDAL_SERVICE_LS ? p->svc[i].share : 0;
-    return policy_layout(p, want, event, id, reason);
+    return tidal__policy_layout(p, want, event, id, reason);
 }
 
 /* SMs the services other than `but` hold (-1: all of them) are their LS shares and a
@@ -40,7 +40,7 @@ static void re_even(tidal_policy *p, int but)
     }
 }
 
-int gslice_add(tidal_policy *p, int id)
+int tidal__gslice_add(tidal_policy *p, int id)
 {
     policy_svc *s = &p->svc[id];
     unsigned g = p->cfg.grain;
@@ -49,7 +49,7 @@ int gslice_add(tidal_policy *p, int id)
     if (s->cls == TIDAL_SERVICE_LS) {
         tidal_scaling m;
         unsigned even = p->cfg.sms / p->nsvc / g * g;
-        int knee = !s->demand_sms && policy_model(s, &m);
+        int knee = !s->demand_sms && tidal__policy_model(s, &m);
         unsigned n = s->demand_sms ? s->demand_sms
                      : knee        ? tidal_scaling_knee(&m, s->max_sms, g, p->cfg.knee_slack)
                                    : even;
@@ -77,7 +77,7 @@ static double exec_budget(const tidal_policy *p, const policy_svc *s)
     return s->max_batch > 1 ? p->cfg.batch_frac * s->slo_us : s->slo_us;
 }
 
-int gslice_end(tidal_policy *p, int id, double latency_us)
+int tidal__gslice_end(tidal_policy *p, int id, double latency_us)
 {
     policy_svc *s = &p->svc[id];
     if (s->cls != TIDAL_SERVICE_LS) return TIDAL_OK;
@@ -92,8 +92,8 @@ int gslice_end(tidal_policy *p, int id, double latency_us)
         if (step > room) step = room / p->cfg.grain * p->cfg.grain;
         if (s->share + step > s->max_sms) step = s->max_sms - s->share;
         if (step == 0) {
-            policy_trace(p, "tune", id, "worst %.1f us > %.2f of %.1f us, but no SMs to give (share %u)", worst,
-                         p->cfg.slo_high, budget, s->share);
+            tidal__policy_trace(p, "tune", id, "worst %.1f us > %.2f of %.1f us, but no SMs to give (share %u)", worst,
+                                p->cfg.slo_high, budget, s->share);
             return TIDAL_OK;
         }
         s->share += step;
@@ -107,7 +107,7 @@ int gslice_end(tidal_policy *p, int id, double latency_us)
         snprintf(why, sizeof why, "worst %.1f us < %.2f of %.1f us: -%u SMs", worst, p->cfg.slo_low, budget, step);
         return layout(p, "tune", id, why);
     }
-    policy_trace(p, "tune", id, "worst %.1f us of %.1f us: share %u kept", worst, budget, s->share);
+    tidal__policy_trace(p, "tune", id, "worst %.1f us of %.1f us: share %u kept", worst, budget, s->share);
     return TIDAL_OK;
 }
 
@@ -121,7 +121,7 @@ static double batch_estimate(const policy_svc *s, unsigned b)
     return 0;
 }
 
-int gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
+int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
 {
     policy_svc *s = &p->svc[id];
     double budget = exec_budget(p, s), wait = s->slo_us - budget;
@@ -140,8 +140,9 @@ int gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch,
         }
     }
     if (b != s->last_batch)
-        policy_trace(p, "batch", id, "%.0f requests/s: batch %u -> %u (expected %.1f us of %.1f, wait <= %.0f us)",
-                     arrival_per_s, s->last_batch, b, batch_estimate(s, b), budget, wait);
+        tidal__policy_trace(p, "batch", id,
+                            "%.0f requests/s: batch %u -> %u (expected %.1f us of %.1f, wait <= %.0f us)",
+                            arrival_per_s, s->last_batch, b, batch_estimate(s, b), budget, wait);
     s->last_batch = b;
     *batch = b;
     if (max_wait_us) *max_wait_us = (uint64_t)wait;

@@ -1,8 +1,9 @@
 /* policy_internal.h — the policies' shared state (not installed): services, the layout of
  * their masks, and the hooks by which policy.c asks the SGDRC or GSLICE rules for shares.
- * policy.c owns the registry, the layout, applying masks and the trace; policy_sgdrc.c and
- * policy_gslice.c own their rules; scaling.c owns the models. Calls go policy.c -> rules ->
- * scaling.c, and policy.c -> tidal.h's public API. */
+ * policy.c owns the registry, the API and the live state; policy_sgdrc.c and
+ * policy_gslice.c own their rules; policy_layout.c what both sides share (clock, model,
+ * layout, applying masks, the trace); scaling.c owns the models. Calls go one way:
+ * policy.c -> rules -> policy_layout.c -> scaling.c and tidal.h's public API. */
 #ifndef TIDAL_POLICY_INTERNAL_H
 #define TIDAL_POLICY_INTERNAL_H
 
@@ -26,9 +27,9 @@ typedef struct scaling_online {
     double err_online, err_profile;
 } scaling_online;
 
-void scaling_online_add(scaling_online *o, const tidal_scaling *profile, unsigned sms, double latency_us);
+void tidal__scaling_online_add(scaling_online *o, const tidal_scaling *profile, unsigned sms, double latency_us);
 /* 1 with *out set once the requests span two SM counts. */
-int scaling_online_fit(const scaling_online *o, tidal_scaling *out);
+int tidal__scaling_online_fit(const scaling_online *o, tidal_scaling *out);
 
 #define POLICY_DEMANDS 64   /* SGDRC: demands remembered per service (the window's ring) */
 #define POLICY_MAX_BATCH 64 /* adaptive batching: the largest batch tracked */
@@ -84,24 +85,26 @@ struct tidal_policy {
     uint64_t state_at_us, state_seen; /* last written (time, decisions + requests then) */
 };
 
-uint64_t policy_now(const tidal_policy *p);
+/* policy_layout.c */
+uint64_t tidal__policy_now(const tidal_policy *p);
+const char *tidal__policy_kind(int kind); /* "sgdrc" or "gslice" */
 /* The model a service's decisions use now (profile or online); 0 when there is none. */
-int policy_model(const policy_svc *s, tidal_scaling *out);
+int tidal__policy_model(const policy_svc *s, tidal_scaling *out);
 /* Lays out the LS shares (want[i], 0 for BE) from SM 0 up and splits the rest among the
  * BE services; applies what changed (losing SMs first) and traces it with reason. */
-int policy_layout(tidal_policy *p, const unsigned *want, const char *event, int id, const char *reason);
+int tidal__policy_layout(tidal_policy *p, const unsigned *want, const char *event, int id, const char *reason);
 /* A trace line without a mask change. */
-void policy_trace(tidal_policy *p, const char *event, int id, const char *fmt, ...)
+void tidal__policy_trace(tidal_policy *p, const char *event, int id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* The rules, called with the lock held; each updates its state for the event and calls
- * policy_layout with the shares that follow. *_add: a service was appended (index id). */
-int sgdrc_add(tidal_policy *p, int id);
-int sgdrc_begin(tidal_policy *p, int id, unsigned demand_sms);
-int sgdrc_end(tidal_policy *p, int id);
-int sgdrc_tick(tidal_policy *p);
-int gslice_add(tidal_policy *p, int id);
-int gslice_end(tidal_policy *p, int id, double latency_us);
-int gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us);
+ * tidal__policy_layout with the shares that follow. *_add: a service was appended (index id). */
+int tidal__sgdrc_add(tidal_policy *p, int id);
+int tidal__sgdrc_begin(tidal_policy *p, int id, unsigned demand_sms);
+int tidal__sgdrc_end(tidal_policy *p, int id);
+int tidal__sgdrc_tick(tidal_policy *p);
+int tidal__gslice_add(tidal_policy *p, int id);
+int tidal__gslice_end(tidal_policy *p, int id, double latency_us);
+int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us);
 
 #endif

@@ -35,16 +35,22 @@ static CUresult (*real_gpa_v1)(const char *, void **, int, cuuint64_t);
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static int real_ok;
 
-static void *(*resolve_real_dlsym(void))(void *, const char *)
+/* The real dlsym (this library interposes it): for the hook below, for the driver table
+ * of the hooks, and registered with libtidal for the one tidal_init loads. */
+static void *(*real_dlsym)(void *, const char *);
+
+static void find_real_dlsym(void)
 {
+    if (real_dlsym) return;
     void *p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
     if (!p) p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-    return (void *(*)(void *, const char *))p;
+    real_dlsym = (void *(*)(void *, const char *))p;
+    tidal__set_driver_dlsym(real_dlsym);
 }
 
 __attribute__((constructor)) static void preload_init(void)
 {
-    tidal__real_dlsym = resolve_real_dlsym();
+    find_real_dlsym();
     /* A lazily loaded module's first launch waits for the kernels already running
      * (../shared/docs/platform.md): load modules eagerly unless the user chose otherwise. */
     setenv("CUDA_MODULE_LOADING", "EAGER", 0);
@@ -52,14 +58,14 @@ __attribute__((constructor)) static void preload_init(void)
 
 static void load_real(void)
 {
-    if (!tidal__real_dlsym) tidal__real_dlsym = resolve_real_dlsym();
+    find_real_dlsym();
     char err[256];
     void *h = NULL;
-    if (tidal_cu_load(NULL, &real, &h, err, sizeof err) != 0) {
+    if (tidal__cu_load(NULL, real_dlsym, &real, &h, err, sizeof err) != 0) {
         tidal__warn("libtidal-preload: %s", err);
         return;
     }
-    real_gpa_v1 = (CUresult(*)(const char *, void **, int, cuuint64_t))tidal__real_dlsym(h, "cuGetProcAddress");
+    real_gpa_v1 = (CUresult(*)(const char *, void **, int, cuuint64_t))real_dlsym(h, "cuGetProcAddress");
     real_ok = 1;
 }
 
@@ -216,8 +222,8 @@ static void *hook_for(const char *name)
 
 TIDAL_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
 {
-    if (!tidal__real_dlsym) tidal__real_dlsym = resolve_real_dlsym();
-    void *r = tidal__real_dlsym(handle, name);
+    find_real_dlsym();
+    void *r = real_dlsym(handle, name);
     if (r && name[0] == 'c' && name[1] == 'u') {
         void *h = hook_for(name);
         if (h && have_real()) return h;

@@ -1,16 +1,21 @@
 /* remote.c — this process as a tidald tenant: a background thread mirrors tidald's
- * partitions (shared memory, read-only) into this process's device control blocks and
+ * partitions (shared memory, read-only, through tidal_client.c) into this process's
+ * partitions (partitions.c: created as tidald's, their masks written to the device) and
  * answers tidald's statistics requests. If tidald dies, the last masks stay in force and
  * the thread keeps trying to reconnect; nothing waits on it. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime_internal.h"
+#include "control_proto.h" /* the partition name rule */
+#include "device.h"
+#include "partitions.h"
+#include "remote.h"
 #include "tidal_client.h"
 
 #define MAX_REMOTE_PARTS 64
@@ -20,19 +25,52 @@ static pthread_t thread;
 static atomic_int stop;
 static int running;
 
+/* tidald's partitions into this process's: created (as tidald's) or set, each mask
+ * clipped to this device (tidald does not know its SM count). spin: take the lock by
+ * spinning, not by sleeping on it (TIDAL_WATCH=spin): a thread that sleeps on the lock (a
+ * launch holds it briefly) pays a wake-up, tens of us on the GPU machine. */
+static void apply(const tidal_client_part *parts, unsigned n, int spin)
+{
+    if (spin)
+        while (tidal__trylock() != 0) sched_yield();
+    else
+        tidal__lock();
+    if (!tidal__ready()) {
+        tidal__unlock();
+        return;
+    }
+    tidal__call saved = tidal__ctx_enter();
+    for (unsigned i = 0; i < n; i++) {
+        tidal_smset s;
+        tidal__smset_clip(&parts[i].mask, 1, &s);
+        const char *name = parts[i].name; /* NUL-terminated by tidal_client_snapshot */
+        if (!tidal_control_name_ok(name)) continue;
+        struct tidal_part *p = tidal__part_find(name);
+        int st;
+        if (!p) {
+            st = tidal__part_create(name, &s, 1, &p);
+        } else if (!p->remote) {
+            tidal__warn("tidald partition \"%s\" has the name of a local one: ignored", name);
+            continue;
+        } else {
+            st = tidal__part_set(p, &s, 1);
+        }
+        if (st)
+            tidal__warn("tidald partition \"%s\": %s", name, tidal_last_error());
+        else
+            tidal__log("tidald partition \"%s\" mask applied", name);
+    }
+    tidal__ctx_leave(saved);
+    tidal__unlock();
+}
+
 static void apply_snapshot(int spin)
 {
     tidal_client_part parts[MAX_REMOTE_PARTS];
     unsigned n = 0;
     uint32_t gen = 0;
     if (tidal_client_snapshot(client, parts, MAX_REMOTE_PARTS, &n, &gen) != TIDAL_OK) return;
-    tidal_remote_part rp[MAX_REMOTE_PARTS];
-    for (unsigned i = 0; i < n; i++) {
-        memcpy(rp[i].name, parts[i].name, sizeof rp[i].name);
-        rp[i].name[sizeof rp[i].name - 1] = '\0';
-        memcpy(rp[i].mask, parts[i].mask, sizeof rp[i].mask);
-    }
-    tidal__remote_apply(rp, n, spin);
+    apply(parts, n, spin);
 }
 
 static void send_one(void *arg, const char *name, uint64_t violations, const uint64_t sm_blocks[256])
@@ -49,13 +87,13 @@ static void *watch(void *arg)
     int spin = w && strcmp(w, "spin") == 0;
     int adopted = 0;
     while (!atomic_load(&stop)) {
-        if (!adopted) adopted = tidal__adopt_context();
+        if (!adopted) adopted = tidal__device_adopt();
         int ev = tidal_client_wait(client, spin ? 0 : 200);
         if (ev == TIDAL_CLIENT_CHANGED) {
             tidal__log("tidald: partitions changed");
             if (!tidal__is_mps()) apply_snapshot(spin);
         } else if (ev == TIDAL_CLIENT_STATS) {
-            tidal__foreach_stats(send_one, client);
+            tidal__parts_foreach_stats(send_one, client);
             tidal_client_stats_end(client);
         }
     }

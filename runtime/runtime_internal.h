@@ -1,4 +1,7 @@
-/* runtime_internal.h — libtidal's shared internals (not installed). */
+/* runtime_internal.h — what libtidal's entry points share (not installed): the errors and
+ * log (errors.c), and the contract of the interposers (preload.c, wrap_cudart.c) and the
+ * unit tests with the library: the driver table to use, one launch, lazy init. Each
+ * module's own internals are in its header (docs/design.md §5, "Layers"). */
 #ifndef TIDAL_RUNTIME_INTERNAL_H
 #define TIDAL_RUNTIME_INTERNAL_H
 
@@ -7,21 +10,30 @@
 #include "cu.h"
 #include "tidal.h"
 
-/* Unit tests: use this table instead of dlopening a driver (call before tidal_init;
- * NULL goes back to dlopen). */
-void tidal__set_driver(const tidal_cu *cu);
-
-/* The preload library's real dlsym (cu.c uses it when set). */
-extern void *(*tidal__real_dlsym)(void *, const char *);
+/* ------------------------------------------------------------------ errors.c */
 
 /* Record an error for tidal_last_error(); returns status. */
 int tidal__fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int tidal__cuda_fail(CUresult r, const char *what);
+/* The calling thread's last error, kept and put back around a teardown (tidal_init). */
+#define TIDAL_ERROR_MAX 512
+void tidal__error_save(char out[TIDAL_ERROR_MAX]);
+void tidal__error_restore(const char saved[TIDAL_ERROR_MAX]);
 
 /* Debug log to stderr when TIDAL_DEBUG is set. */
 void tidal__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Always printed (once per distinct message site by the caller). */
 void tidal__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ------------------------------------------------------------------ the driver (device.c) */
+
+/* Unit tests: use this table instead of dlopening a driver (call before tidal_init;
+ * NULL goes back to dlopen). */
+void tidal__set_driver(const tidal_cu *cu);
+/* The preload library interposes dlsym: it registers the real one here, at load, for
+ * tidal_init's driver table (tidal__cu_load's lookup). */
+void tidal__set_driver_dlsym(void *(*real_dlsym)(void *, const char *));
+
+/* ------------------------------------------------------------------ launches (entry.c) */
 
 /* One launch as an interposer received it. */
 typedef struct tidal_launch_req {
@@ -35,7 +47,7 @@ typedef struct tidal_launch_req {
 } tidal_launch_req;
 
 /* CUkernel handles the preload saw made (its cuLibraryGetKernel and
- * cuLibraryEnumerateKernels hooks): launch.c then knows such a handle's kind without a
+ * cuLibraryEnumerateKernels hooks): functions.c then knows such a handle's kind without a
  * failing driver call. Any thread, before or after tidal_init; kept for the process. */
 void tidal__note_kernels(const CUkernel *k, unsigned n);
 
@@ -49,24 +61,7 @@ CUresult tidal__launch(const tidal_launch_req *req);
  * wrappers (libtidal_cudart.a) live in the program. */
 __attribute__((visibility("default"))) CUresult tidal__launch_or_decline(const tidal_launch_req *req, int *handled);
 
-/* Lazy init for interposers: 0 when libtidal is usable. */
+/* Lazy init for interposers: 0 when libtidal is usable (init.c). */
 int tidal__ensure_init(void);
-
-/* Remote (tidald) side, remote.c */
-int tidal__remote_start(void);
-void tidal__remote_stop(void);
-/* Called by remote.c with tidald's partitions: create/update the remote partitions. */
-typedef struct tidal_remote_part {
-    char name[32];
-    uint64_t mask[4];
-} tidal_remote_part;
-/* The calling thread (the watcher) makes the runtime's context current for good. */
-int tidal__adopt_context(void);
-/* spin: take the runtime lock by spinning, not by sleeping on it (TIDAL_WATCH=spin) */
-void tidal__remote_apply(const tidal_remote_part *parts, unsigned n, int spin);
-/* For a tidald stats request: call fn for every partition of this process. */
-typedef void (*tidal_stats_fn)(void *arg, const char *name, uint64_t violations, const uint64_t sm_blocks[256]);
-void tidal__foreach_stats(tidal_stats_fn fn, void *arg);
-int tidal__is_mps(void);
 
 #endif

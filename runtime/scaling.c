@@ -79,7 +79,7 @@ unsigned tidal_scaling_knee(const tidal_scaling *m, unsigned max_sms, unsigned g
 /* Relative prediction errors are averaged with this weight per request. */
 #define ERR_WEIGHT 0.1
 
-void scaling_online_add(scaling_online *o, const tidal_scaling *profile, unsigned sms, double latency_us)
+void tidal__scaling_online_add(scaling_online *o, const tidal_scaling *profile, unsigned sms, double latency_us)
 {
     if (sms == 0 || !(latency_us > 0)) return;
     tidal_scaling m;
@@ -99,4 +99,7 @@ void scaling_online_add(scaling_online *o, const tidal_scaling *profile, unsigne
     o->count++;
 }
 
-int scaling_online_fit(const scaling_online *o, tidal_scaling *out) { return o->count >= 2 && sums_fit(&o->sums, out); }
+int tidal__scaling_online_fit(const scaling_online *o, tidal_scaling *out)
+{
+    return o->count >= 2 && sums_fit(&o->sums, out);
+}

@@ -299,7 +299,7 @@ int tidal_client_snapshot(tidal_client *c, tidal_client_part *parts, unsigned ma
         if (!(p->flags & TIDAL_SHM_PART_USED)) continue;
         memcpy(parts[n].name, p->name, sizeof parts[n].name);
         parts[n].name[sizeof parts[n].name - 1] = '\0';
-        memcpy(parts[n].mask, p->mask, sizeof parts[n].mask);
+        parts[n].mask = p->mask;
         parts[n].generation = p->generation;
         n++;
     }

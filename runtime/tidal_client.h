@@ -49,8 +49,8 @@ void tidal_client_close(tidal_client *c);
  * (the last segment stays mapped). TIDAL_ERR_DAEMON when no consistent copy could be
  * made (a writer died mid-update; the next tidald repairs it). */
 typedef struct tidal_client_part {
-    char name[32];
-    uint64_t mask[4];
+    char name[32];    /* NUL-terminated */
+    tidal_smset mask; /* 256 SMs wide, as tidald stores it */
     uint32_t generation;
 } tidal_client_part;
 int tidal_client_snapshot(tidal_client *c, tidal_client_part *parts, unsigned max, unsigned *count,

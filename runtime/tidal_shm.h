@@ -19,9 +19,10 @@
  * Readers never block the writer. A writer that died mid-update leaves `seq` odd: readers
  * give up after a bounded number of tries, and the next tidald repairs it on start.
  *
- * Masks are 256-bit SM sets (bit s of mask[s / 64] = SM s). tidald does not know any
- * device's SM count: "all" is stored as 0-255 with TIDAL_SHM_PART_ALL set, and every
- * tenant clips masks to its own device.
+ * Masks are 256-bit SM sets, libtidal's tidal_smset (bit s of mask.bits[s / 64] = SM s), the
+ * one SM-set type of tidald, tidalctl and libtidal: embedded, so the layout is fixed by
+ * the asserts below. tidald does not know any device's SM count: "all" is stored as 0-255
+ * with TIDAL_SHM_PART_ALL set, and every tenant clips masks to its own device.
  */
 #ifndef TIDAL_SHM_H
 #define TIDAL_SHM_H
@@ -30,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "tidal.h" /* tidal_smset */
 
 #define TIDAL_SHM_MAGIC 0x314d48534c444954ull /* "TIDLSHM1" */
 #define TIDAL_SHM_VERSION 1u
@@ -57,7 +60,7 @@ typedef struct tidal_shm_header {
 
 typedef struct tidal_shm_part {
     char name[TIDAL_SHM_NAME_MAX]; /* NUL-terminated; unused slots are all zero */
-    uint64_t mask[4];              /* 256-bit SM set */
+    tidal_smset mask;              /* 256-bit SM set */
     uint32_t generation;           /* header generation at this partition's last change */
     uint32_t flags;                /* TIDAL_SHM_PART_* */
     uint64_t created_ns;           /* CLOCK_REALTIME at `create` */
@@ -71,6 +74,7 @@ typedef struct tidal_shm {
 
 _Static_assert(sizeof(tidal_shm_header) == 64, "tidal_shm_header is 64 bytes");
 _Static_assert(sizeof(tidal_shm_part) == 96, "tidal_shm_part is 96 bytes");
+_Static_assert(sizeof(tidal_smset) == 32 && offsetof(tidal_shm_part, mask) == 32, "a 256-bit mask at offset 32");
 _Static_assert(offsetof(tidal_shm, part) == 64, "partition table at offset 64");
 #define TIDAL_SHM_SIZE sizeof(tidal_shm)
 

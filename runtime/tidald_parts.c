@@ -76,7 +76,7 @@ void do_create_set(conn *c, const tidal_req *r)
         p->created_ns = realtime_ns();
         D.shm->h.nparts++;
     }
-    memcpy(p->mask, r->set.bits, sizeof p->mask);
+    p->mask = r->set;
     p->flags = TIDAL_SHM_PART_USED | (r->is_all ? TIDAL_SHM_PART_ALL : 0);
     p->generation = tidal_shm_next_generation(D.shm);
     uint32_t gen = tidal_shm_write_end(D.shm);
@@ -111,11 +111,9 @@ void do_list(conn *c)
     for (unsigned i = 0; i < TIDAL_SHM_MAX_PARTS; i++) {
         const tidal_shm_part *p = &D.shm->part[i];
         if (!(p->flags & TIDAL_SHM_PART_USED)) continue;
-        tidal_smset s;
-        memcpy(s.bits, p->mask, sizeof s.bits);
         char sms[1100];
-        tidal_smset_format(&s, sms, sizeof sms);
-        outf(c, "part %s %s count %u gen %" PRIu32 "%s\n", p->name, sms, tidal_smset_count(&s), p->generation,
+        tidal_smset_format(&p->mask, sms, sizeof sms);
+        outf(c, "part %s %s count %u gen %" PRIu32 "%s\n", p->name, sms, tidal_smset_count(&p->mask), p->generation,
              (p->flags & TIDAL_SHM_PART_ALL) ? " all" : "");
     }
     out_append(c, "end\n", 4);

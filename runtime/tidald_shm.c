@@ -43,7 +43,8 @@ unsigned shm_resume(tidal_shm *s)
         n++;
         /* a set writes the mask, then the flags: one cut between them leaves "all" on a
          * mask that is not. Tenants apply the mask, so the mask is what the partition is. */
-        if ((p->flags & TIDAL_SHM_PART_ALL) && (p->mask[0] & p->mask[1] & p->mask[2] & p->mask[3]) != UINT64_MAX)
+        if ((p->flags & TIDAL_SHM_PART_ALL) &&
+            (p->mask.bits[0] & p->mask.bits[1] & p->mask.bits[2] & p->mask.bits[3]) != UINT64_MAX)
             p->flags &= ~TIDAL_SHM_PART_ALL;
     }
     s->h.nparts = n;

@@ -72,10 +72,8 @@ static void print_snap(tidal_client *c, const char *prefix)
     }
     printf("%s gen %u", prefix, gen);
     for (unsigned i = 0; i < n; i++) {
-        tidal_smset s;
-        memcpy(s.bits, parts[i].mask, sizeof s.bits);
         char buf[1100];
-        tidal_smset_format(&s, buf, sizeof buf);
+        tidal_smset_format(&parts[i].mask, buf, sizeof buf);
         printf(" %s=%s", parts[i].name, buf);
     }
     printf("\n");
@@ -118,7 +116,7 @@ static int tenant(int argc, char **argv)
                 for (unsigned i = 0; i < n; i++) {
                     uint64_t sm[256] = {0};
                     for (unsigned s = 0; s < 132; s++)
-                        if ((parts[i].mask[s / 64] >> (s % 64)) & 1) sm[s] = k;
+                        if ((parts[i].mask.bits[s / 64] >> (s % 64)) & 1) sm[s] = k;
                     tidal_client_send_stats(c, parts[i].name, 1, sm);
                 }
             tidal_client_stats_end(c);

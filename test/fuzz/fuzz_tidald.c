@@ -777,7 +777,8 @@ static void check_shm(void)
         for (size_t j = strlen(p->name); j < sizeof p->name; j++)
             if (p->name[j]) die("slot %u: bytes after the name", i);
         if (p->flags & ~(TIDAL_SHM_PART_USED | TIDAL_SHM_PART_ALL)) die("slot %u: flags 0x%x", i, p->flags);
-        if ((p->flags & TIDAL_SHM_PART_ALL) && (p->mask[0] & p->mask[1] & p->mask[2] & p->mask[3]) != UINT64_MAX)
+        if ((p->flags & TIDAL_SHM_PART_ALL) &&
+            (p->mask.bits[0] & p->mask.bits[1] & p->mask.bits[2] & p->mask.bits[3]) != UINT64_MAX)
             die("slot %u (%s): 'all' without all 256 SMs", i, p->name);
         if (p->generation == 0 || p->generation > gen) die("slot %u: generation %u, header %u", i, p->generation, gen);
         if (p->reserved[0] | p->reserved[1] | p->reserved[2] | p->reserved[3]) die("slot %u: reserved bytes", i);
@@ -786,7 +787,7 @@ static void check_shm(void)
                 die("'%s' in slots %u and %u", p->name, j, i);
         const mpart *m = model_find(p->name);
         if (!m) die("segment holds '%s', which the answers never created", p->name);
-        if (memcmp(m->set.bits, p->mask, sizeof p->mask) || m->all != !!(p->flags & TIDAL_SHM_PART_ALL) ||
+        if (memcmp(&m->set, &p->mask, sizeof p->mask) || m->all != !!(p->flags & TIDAL_SHM_PART_ALL) ||
             m->gen != p->generation)
             die("segment's '%s' is not what the answers said", p->name);
     }
@@ -1026,7 +1027,7 @@ static void restart(unsigned torn)
             if (!m) continue;
             atomic_fetch_or(&seg.h.seq, 1u);
             static const uint64_t sm0_3[4] = {0xf, 0, 0, 0};
-            memcpy(p->mask, sm0_3, sizeof p->mask);
+            memcpy(p->mask.bits, sm0_3, sizeof p->mask.bits);
             memcpy(m->set.bits, sm0_3, sizeof m->set.bits); /* the set took effect */
             m->all = 0;
             break;

@@ -86,7 +86,7 @@ static void *writer(void *arg)
     for (uint64_t v = 1; v <= WRITES; v++) {
         tidal_shm_write_begin(s);
         tidal_shm_part *p = &s->part[v % 3];
-        for (int w = 0; w < 4; w++) p->mask[w] = v;
+        for (int w = 0; w < 4; w++) p->mask.bits[w] = v;
         snprintf(p->name, sizeof p->name, "p%llu", (unsigned long long)v);
         p->generation = tidal_shm_next_generation(s);
         p->flags = TIDAL_SHM_PART_USED;
@@ -119,8 +119,8 @@ static void test_seqlock_race(void **state)
         last_gen = gen;
         for (int i = 0; i < 3; i++) {
             if (!copy[i].flags) continue;
-            uint64_t m = copy[i].mask[0];
-            for (int w = 1; w < 4; w++) assert_int_equal(copy[i].mask[w], m); /* never torn */
+            uint64_t m = copy[i].mask.bits[0];
+            for (int w = 1; w < 4; w++) assert_int_equal(copy[i].mask.bits[w], m); /* never torn */
             char want[32];
             snprintf(want, sizeof want, "p%llu", (unsigned long long)m);
             assert_string_equal(copy[i].name, want);
