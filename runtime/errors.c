@@ -28,6 +28,7 @@ const char *tidal_strerror(int status)
     case TIDAL_ERR_SMS: return "SM id out of range for this device";
     case TIDAL_ERR_DAEMON: return "tidald failure";
     case TIDAL_ERR_MPS: return "MPS client: no SM id space shared with other processes";
+    case TIDAL_ERR_UNSUPPORTED: return "not supported by this device";
     default: return "unknown status";
     }
 }

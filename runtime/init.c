@@ -9,6 +9,7 @@
 #include "flowin.h"
 #include "functions.h"
 #include "green.h"
+#include "l2side.h"
 #include "launch.h"
 #include "partitions.h"
 #include "remote.h"
@@ -110,6 +111,7 @@ static void teardown_locked(void)
 {
     tidal__parts_teardown();
     tidal__green_teardown();
+    tidal__l2_teardown();
     tidal__launch_teardown();
     tidal__device_close();
     tidal__fns_teardown();

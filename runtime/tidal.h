@@ -50,6 +50,8 @@ enum {
     TIDAL_ERR_DAEMON = -12,       /* tidald protocol / connection failure */
     TIDAL_ERR_MPS = -13,          /* cross-process partitions need one SM id space;
                                      this process is an MPS client (docs/runtime.md) */
+    TIDAL_ERR_UNSUPPORTED = -14,  /* the device does not show what was asked (tidal_l2_sides:
+                                     no two L2 sides) */
 };
 
 #define TIDAL_SMSET_WORDS 4 /* 256 SMs */
@@ -80,6 +82,15 @@ const char *tidal_strerror(int status);
 const char *tidal_last_error(void);
 /* SM count of the device (%nsmid as kernels of this process see it). */
 int tidal_device_sms(unsigned *out);
+/* The two halves of the L2 (docs/vram-channels.md §2): *side0 gets the SMs that read
+ * through the half SM 0 reads through, *side1 the others. A partition of one side's SMs
+ * keeps its L2 traffic apart from a partition of the other's: on the H200, BERT-base (LS)
+ * on one side next to BERT-large (BE) on the other slowed down half as much as with the
+ * same SM counts split by SM number (docs/performance.md §16). Measured on the first call
+ * (a probe kernel, one block per SM, a few ms) and kept for the process: the split
+ * differs between GPUs of one model, so it is never a table. TIDAL_ERR_UNSUPPORTED when
+ * the device shows no two sides, TIDAL_ERR_MPS in an MPS client. */
+int tidal_l2_sides(tidal_smset *side0, tidal_smset *side1);
 
 /* Partitions. Names: 1..31 characters of [A-Za-z0-9_.-]. The SM set is a string as
  * tidal_smset_parse takes it. A partition created here is local to the process; one that

@@ -41,6 +41,7 @@ ERR_BUSY = -10
 ERR_SMS = -11
 ERR_DAEMON = -12
 ERR_MPS = -13
+ERR_UNSUPPORTED = -14
 
 PLACE_HYBRID = 0
 PLACE_PERSISTENT = 1
@@ -102,6 +103,7 @@ PROTOTYPES = {
     "tidal_strerror": (ctypes.c_char_p, [ctypes.c_int]),
     "tidal_last_error": (ctypes.c_char_p, []),
     "tidal_device_sms": (ctypes.c_int, [_P(ctypes.c_uint)]),
+    "tidal_l2_sides": (ctypes.c_int, [_P(SmSet), _P(SmSet)]),
     "tidal_smset_parse": (ctypes.c_int, [ctypes.c_char_p, _P(SmSet), _P(ctypes.c_int), _P(ctypes.c_size_t)]),
     "tidal_smset_format": (ctypes.c_size_t, [_P(SmSet), ctypes.c_char_p, ctypes.c_size_t]),
     "tidal_smset_count": (ctypes.c_uint, [_P(SmSet)]),
@@ -146,7 +148,7 @@ _ERR_NAMES = {OK: "TIDAL_OK", ERR_INVALID: "TIDAL_ERR_INVALID", ERR_PARSE: "TIDA
               ERR_NO_MEMORY: "TIDAL_ERR_NO_MEMORY", ERR_EXISTS: "TIDAL_ERR_EXISTS",
               ERR_NOT_FOUND: "TIDAL_ERR_NOT_FOUND", ERR_NOT_REWRITTEN: "TIDAL_ERR_NOT_REWRITTEN",
               ERR_BUSY: "TIDAL_ERR_BUSY", ERR_SMS: "TIDAL_ERR_SMS", ERR_DAEMON: "TIDAL_ERR_DAEMON",
-              ERR_MPS: "TIDAL_ERR_MPS"}
+              ERR_MPS: "TIDAL_ERR_MPS", ERR_UNSUPPORTED: "TIDAL_ERR_UNSUPPORTED"}
 
 
 class _Missing:

@@ -55,7 +55,7 @@ from . import _lib
 from . import _locate
 from ._lib import TidalError, PLACEMENTS
 
-__all__ = ["Partition", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "PLACEMENTS"]
+__all__ = ["Partition", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "l2_sides", "PLACEMENTS"]
 
 _PLACEMENT_NAMES = {v: k for k, v in PLACEMENTS.items()}
 _lock = threading.RLock()
@@ -253,6 +253,19 @@ def device_sms():
     n = ctypes.c_uint()
     lib.check(lib.tidal_device_sms(ctypes.byref(n)), "tidal_device_sms")
     return n.value
+
+
+def l2_sides():
+    """The two halves of the L2 as SM sets ("0-1,8-13,...", "2-7,..."): the SMs that read
+    through SM 0's half, then the others (tidal_l2_sides; measured once per process, a few
+    ms). Partitions of one side each keep their L2 traffic apart, e.g.
+        side0, side1 = tt.l2_sides()
+        ls, be = tt.Partition("ls", side0), tt.Partition("be", side1)
+    Raises TidalError when the device shows no two sides (TIDAL_ERR_UNSUPPORTED)."""
+    lib = init()
+    a, b = _lib.SmSet(), _lib.SmSet()
+    lib.check(lib.tidal_l2_sides(ctypes.byref(a), ctypes.byref(b)), "tidal_l2_sides")
+    return lib.format_mask(a), lib.format_mask(b)
 
 
 def info():

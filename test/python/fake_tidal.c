@@ -70,6 +70,15 @@ int tidal_device_sms(unsigned *out)
     *out = NSM;
     return 0;
 }
+/* sides by SM pairs: pairs 0, 2, 4, ... ({0,1}, {4,5}, ...) on SM 0's side */
+int tidal_l2_sides(smset *a, smset *b)
+{
+    if (!inited) return fail(-3, "tidal_l2_sides before tidal_init");
+    memset(a, 0, sizeof *a);
+    memset(b, 0, sizeof *b);
+    for (int s = 0; s < NSM; s++) ((s / 2) % 2 ? b : a)->bits[s / 64] |= 1ull << (s % 64);
+    return 0;
+}
 
 int tidal_smset_parse(const char *t, smset *out, int *is_all, size_t *errpos)
 {

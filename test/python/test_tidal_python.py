@@ -413,6 +413,7 @@ PART_SCRIPT = """
     except tt.TidalError as e:
         out["closed"] = str(e)
     out["sms"] = tt.device_sms()
+    out["sides"] = tt.l2_sides()
     print(json.dumps(out))
 """
 
@@ -442,6 +443,10 @@ class TestTorch(unittest.TestCase):
         self.assertEqual(d["repr"], "<tidal.torch.Partition ls 0-65 placed>")
         self.assertIn("was closed", d["closed"])
         self.assertEqual(d["sms"], 132)
+        self.assertEqual(d["sides"][0], "0-1,4-5,8-9,12-13,16-17,20-21,24-25,28-29,32-33,36-37,40-41,44-45,48-49,"
+                         "52-53,56-57,60-61,64-65,68-69,72-73,76-77,80-81,84-85,88-89,92-93,96-97,100-101,104-105,"
+                         "108-109,112-113,116-117,120-121,124-125,128-129")
+        self.assertTrue(d["sides"][1].startswith("2-3,6-7,"))
 
     def _problem(self, preload=True, env=None):
         return run_py("""

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "l2side.h"
 #include "runtime_internal.h"
 #include "tidal.h"
 #include "tidal_abi.h"
@@ -1136,10 +1137,73 @@ static void test_unseen_kernel_and_old_module(void **state)
     tidal_stream_bind((CUstream)0x64, NULL);
 }
 
+/* ------------------------------------------------------------------ L2 sides */
+
+static int in_set(const tidal_smset *set, unsigned s) { return (int)((set->bits[s >> 6] >> (s & 63)) & 1); }
+
+/* Means like the H200's (docs/vram-channels.md §2): ~300-320 cycles on SM 0's side, ~386-409
+ * on the other, whole TPCs (SM pairs) on a side. */
+static void h200_like(double *mean, unsigned n)
+{
+    for (unsigned s = 0; s < n; s++) mean[s] = (s / 2) % 3 == 0 ? 300 + s % 23 : 386 + s % 23;
+}
+
+static void test_l2_classify(void **state)
+{
+    (void)state;
+    double mean[132];
+    tidal_smset side[2];
+    h200_like(mean, 132);
+    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_OK);
+    for (unsigned s = 0; s < 132; s++) {
+        assert_int_equal(in_set(&side[0], s), (s / 2) % 3 == 0);
+        assert_int_equal(in_set(&side[1], s), (s / 2) % 3 != 0);
+    }
+    assert_int_equal(tidal_smset_count(&side[0]) + tidal_smset_count(&side[1]), 132);
+    /* side 0 is SM 0's side, also when SM 0 is on the slow one */
+    for (unsigned s = 0; s < 132; s++) mean[s] = (s / 2) % 3 == 0 ? 400 : 310;
+    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_OK);
+    assert_true(in_set(&side[0], 0) && in_set(&side[0], 1) && !in_set(&side[0], 2));
+    assert_true(in_set(&side[1], 2) && !in_set(&side[1], 0));
+    /* one cluster: no two sides */
+    for (unsigned s = 0; s < 132; s++) mean[s] = 300 + s % 30;
+    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tidal_last_error(), "no two L2 sides"));
+    /* an SM between the sides: no guess */
+    h200_like(mean, 132);
+    mean[77] = 352;
+    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tidal_last_error(), "SM 77 reads in 352 cycles"));
+    /* an SM that ran no probe block */
+    h200_like(mean, 132);
+    mean[5] = 0;
+    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_CUDA);
+    assert_non_null(strstr(tidal_last_error(), "SM 5 ran no probe block"));
+    assert_int_equal(tidal__l2_classify(mean, 0, side), TIDAL_ERR_INVALID);
+}
+
+static void test_l2_sides_api(void **state)
+{
+    (void)state;
+    tidal_smset a, b;
+    assert_int_equal(tidal_l2_sides(NULL, &b), TIDAL_ERR_INVALID);
+    /* the fake driver has no cuModuleLoadData: the status and its text, kept for the
+     * next call, and no failing driver call made */
+    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "cuModuleLoadData"));
+    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "cuModuleLoadData"));
+    assert_int_equal(fake_errors, 0);
+    tidal_shutdown();
+    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NOT_INIT);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
-    for (int s = TIDAL_OK; s >= TIDAL_ERR_MPS; s--) assert_string_not_equal(tidal_strerror(s), "unknown status");
+    for (int s = TIDAL_OK; s >= TIDAL_ERR_UNSUPPORTED; s--)
+        assert_string_not_equal(tidal_strerror(s), "unknown status");
     assert_string_equal(tidal_strerror(1234), "unknown status");
 }
 
@@ -1148,6 +1212,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smset_parse_format),
         cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_l2_classify),
+        cmocka_unit_test_setup_teardown(test_l2_sides_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_driver, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partitions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),

@@ -24,6 +24,9 @@
 //                              long LS waits for them), its release gives BE all SMs again;
 //                              GSLICE shrinks an LS share from measured latencies to one that
 //                              still meets the SLO
+//   rt_app l2side              tidal_l2_sides: two disjoint sides covering the device, whole
+//                              TPCs, the same twice; a kernel on a side-1 partition reads
+//                              lines a side-0 partition loaded slower than side 0 does
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
@@ -88,6 +91,7 @@ struct Api {
     int (*policy_request_end)(tidal_policy *, int, double, unsigned);
     int (*policy_share)(tidal_policy *, int, tidal_smset *, unsigned *);
     int (*policy_destroy)(tidal_policy *);
+    int (*l2_sides)(tidal_smset *, tidal_smset *);
 } api;
 
 static void load_api()
@@ -97,7 +101,7 @@ static void load_api()
     GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
-    GET(policy_share); GET(policy_destroy);
+    GET(policy_share); GET(policy_destroy); GET(l2_sides);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -1130,6 +1134,93 @@ static void policy_gslice()
     TCK(api.policy_destroy(pol));
 }
 
+// ---------------------------------------------------------------- L2 sides
+// One thread touches lines [first, first + n) of buf, 4 KiB apart (half of them homed on
+// each L2 side); with `time`, *sum gets its summed L2-hit latency in cycles (the load's
+// address depends on the first clock read, the shared store on the load, so the clock
+// reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
+__global__ void l2_lines(const char *buf, unsigned first, unsigned n, int time, unsigned long long zero,
+                         unsigned long long *sum, unsigned *where)
+{
+    __shared__ volatile unsigned sink;
+    if (threadIdx.x || blockIdx.x) return;
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    *where = sm;
+    unsigned long long acc = 0;
+    for (unsigned i = first; i < first + n; i++) {
+        const char *p = buf + (size_t)i * 4096;
+        unsigned long long t0, t1;
+        unsigned v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + (t0 & zero)) : "memory");
+        sink = v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1)::"memory");
+        acc += t1 - t0;
+    }
+    if (time) *sum = acc;
+}
+
+static bool in_set(const tidal_smset &m, unsigned s) { return s < 256 && ((m.bits[s / 64] >> (s % 64)) & 1); }
+
+static void mode_l2side()
+{
+    if (!api.l2_sides) { result("l2side.api", false, "tidal_l2_sides not in this process"); return; }
+    const int N = nsm();
+    tidal_smset a, b, a2, b2;
+    TCK(api.l2_sides(&a, &b));
+    TCK(api.l2_sides(&a2, &b2));
+    unsigned na = tidal_smset_count(&a), nb = tidal_smset_count(&b);
+    bool disjoint = true, pairs = true;
+    for (int w = 0; w < 4; w++) disjoint &= (a.bits[w] & b.bits[w]) == 0;
+    for (int s = 0; s + 1 < N; s += 2) pairs &= in_set(a, s) == in_set(a, s + 1);
+    result("l2side.split", disjoint && na + nb == (unsigned)N && in_set(a, 0) && na >= (unsigned)N / 4 &&
+                               nb >= (unsigned)N / 4,
+           "side 0 (" + std::to_string(na) + " SMs) " + fmt_set(a) + "; side 1 (" + std::to_string(nb) + ") " +
+               fmt_set(b));
+    // the H200's sides are whole TPCs (SMs 2i, 2i+1) on every machine measured
+    result("l2side.tpcs", pairs, "every SM pair {2i, 2i+1} on one side");
+    result("l2side.kept", !memcmp(&a, &a2, sizeof a) && !memcmp(&b, &b2, sizeof b), "a second call, the same sides");
+    // what the sides mean: a side-1 SM reading lines a side-0 SM loaded comes across for
+    // the half of them that side 0 homes; a side-0 SM hits its own side's copy
+    tidal_part *pa, *pb;
+    TCK(api.partition_create("l2a", fmt_set(a).c_str(), &pa));
+    TCK(api.partition_create("l2b", fmt_set(b).c_str(), &pb));
+    result("l2side.placed", api.partition_placed(pa) == 1 && api.partition_placed(pb) == 1,
+           "both sides are unions of green-context groups");
+    void *sva, *svb;
+    TCK(api.partition_stream(pa, 0, &sva));
+    TCK(api.partition_stream(pb, 0, &svb));
+    cudaStream_t sa = (cudaStream_t)sva, sb = (cudaStream_t)svb;
+    char *raw;
+    unsigned long long *sums;
+    unsigned *where;
+    CK(cudaMalloc(&raw, 513 * 4096));
+    CK(cudaMalloc(&sums, 2 * sizeof *sums));
+    CK(cudaMalloc(&where, 3 * sizeof *where));
+    const char *buf = (const char *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
+    l2_lines<<<1, 32, 0, sa>>>(buf, 0, 512, 0, 0, sums, where);          // side 0 loads every line
+    l2_lines<<<1, 32, 0, sa>>>(buf, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
+    CK(cudaStreamSynchronize(sa));
+    l2_lines<<<1, 32, 0, sb>>>(buf, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
+    CK(cudaStreamSynchronize(sb));
+    CK(cudaGetLastError());
+    unsigned long long h[2];
+    unsigned wh[3];
+    CK(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(wh, where, sizeof wh, cudaMemcpyDeviceToHost));
+    double near = h[0] / 256.0, far = h[1] / 256.0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "side 1 (SM %u) reads side 0's lines in %.0f cycles on average, side 0 (SM %u) in %.0f",
+             wh[2], far, wh[1], near);
+    result("l2side.latency", in_set(a, wh[1]) && in_set(b, wh[2]) && far - near > 40, msg);
+    CK(cudaFree(raw));
+    CK(cudaFree(sums));
+    CK(cudaFree(where));
+    CK(cudaStreamDestroy(sa));
+    CK(cudaStreamDestroy(sb));
+}
+
 static void mode_policy()
 {
     if (!api.policy_create) {
@@ -1144,7 +1235,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1163,6 +1254,7 @@ int main(int argc, char **argv)
     else if (m == "place") mode_place();
     else if (m == "smem") mode_smem();
     else if (m == "policy") mode_policy();
+    else if (m == "l2side") mode_l2side();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;
