@@ -70,6 +70,15 @@ typedef struct tidal_cu {
     /* optional: duration samples without the host's launch gap (launch.c, the gate) */
     CUresult (*StreamWaitValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
     CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+    /* optional: the VMM API, for memory homed on one L2 side (l2mem.c) */
+    CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
+    CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
+    CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+    CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+    CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+    CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+    CUresult (*MemUnmap)(CUdeviceptr, size_t);
+    CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
     /* optional: for the preload's hooks (CUkernel handles, launch.c) */
     CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
     CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);

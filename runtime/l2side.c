@@ -187,8 +187,7 @@ static int measure(tidal_smset side[2])
     const unsigned nsm = tidal__nsm();
     if (!cu->ModuleLoadData || !cu->ModuleUnload)
         return tidal__fail(TIDAL_ERR_NO_DRIVER, "L2 sides: the driver has no cuModuleLoadData");
-    if (tidal__is_mps())
-        return tidal__fail(TIDAL_ERR_MPS, "L2 sides: an MPS client's %%smid numbering is its own");
+    if (tidal__is_mps()) return tidal__fail(TIDAL_ERR_MPS, "L2 sides: an MPS client's %%smid numbering is its own");
     if (nsm == 0 || nsm > TIDAL_MAX_SMS || 8 * (size_t)nsm > 4096)
         return tidal__fail(TIDAL_ERR_SMS, "L2 sides: %u SMs", nsm);
     int optin = 0;
@@ -237,26 +236,35 @@ static int measure(tidal_smset side[2])
     return status;
 }
 
+int tidal__l2_sides_get(tidal_smset side[2])
+{
+    if (S.state == 0) {
+        S.status = measure(S.side);
+        S.state = S.status ? -1 : 1;
+        /* a failure is kept (measuring again would fail the same way), its text too */
+        if (S.status) snprintf(S.why, sizeof S.why, "%s", tidal_last_error());
+    }
+    if (S.status) return tidal__fail(S.status, "%s", S.why);
+    side[0] = S.side[0];
+    side[1] = S.side[1];
+    return TIDAL_OK;
+}
+
 int tidal_l2_sides(tidal_smset *side0, tidal_smset *side1)
 {
     if (!side0 || !side1) return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2_sides: NULL");
     tidal__lock();
     NEED_INIT("tidal_l2_sides");
-    if (S.state == 0) {
-        tidal__call saved = tidal__ctx_enter();
-        S.status = measure(S.side);
-        tidal__ctx_leave(saved);
-        S.state = S.status ? -1 : 1;
-        /* a failure is kept (measuring again would fail the same way), its text too */
-        if (S.status) snprintf(S.why, sizeof S.why, "%s", tidal_last_error());
-    }
-    int st = S.status;
-    if (!st) {
-        *side0 = S.side[0];
-        *side1 = S.side[1];
-    }
+    tidal__call saved = tidal__ctx_enter();
+    tidal_smset side[2];
+    int st = tidal__l2_sides_get(side);
+    tidal__ctx_leave(saved);
     tidal__unlock();
-    return st ? tidal__fail(st, "%s", S.why) : TIDAL_OK;
+    if (!st) {
+        *side0 = side[0];
+        *side1 = side[1];
+    }
+    return st;
 }
 
 void tidal__l2_teardown(void) { memset(&S, 0, sizeof S); }

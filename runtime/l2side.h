@@ -10,6 +10,9 @@
  * when the means do not form two clusters at least 40 cycles apart with none in the middle
  * third; TIDAL_ERR_CUDA when an SM was not measured. Pure (the unit tests call it). */
 int tidal__l2_classify(const double *mean, unsigned nsm, tidal_smset side[2]);
+/* The sides, measured on the first call (lock held, libtidal's context current); a failure
+ * is kept and returned again with its text. */
+int tidal__l2_sides_get(tidal_smset side[2]);
 /* Forget the measurement (tidal_shutdown). */
 void tidal__l2_teardown(void);
 

@@ -92,6 +92,22 @@ int tidal_device_sms(unsigned *out);
  * the device shows no two sides, TIDAL_ERR_MPS in an MPS client. */
 int tidal_l2_sides(tidal_smset *side0, tidal_smset *side1);
 
+/* Memory homed on one L2 side (docs/runtime.md "Memory homed on one L2 side"): 2 MiB
+ * granules of device memory, each measured at creation, holding per_side bytes (rounded up
+ * to 1 MiB) homed on side 0 and as many on side 1, interleaved by 4 KiB. Kernels address
+ * byte o of side s's half with tidal_l2_addr (abi/tidal_l2.h) from the layout; nothing
+ * else can use the halves as plain arrays. LS data on its partition's side, BE data on the
+ * other, keep each other's DRAM and L2 traffic out (docs/vram-channels.md §4).
+ * TIDAL_ERR_UNSUPPORTED when the device homes memory otherwise (the text says where it
+ * differed), TIDAL_ERR_NO_DRIVER without the VMM API. */
+typedef struct tidal_l2mem tidal_l2mem;
+struct tidal_l2_layout; /* abi/tidal_l2.h */
+int tidal_l2mem_create(size_t per_side, tidal_l2mem **out);
+int tidal_l2mem_layout(const tidal_l2mem *m, struct tidal_l2_layout *out);
+/* Host copy of the flip bits (what the layout's device words hold): bit g % 32 of word g / 32. */
+int tidal_l2mem_flips(const tidal_l2mem *m, uint32_t *words, size_t nwords);
+int tidal_l2mem_destroy(tidal_l2mem *m);
+
 /* Partitions. Names: 1..31 characters of [A-Za-z0-9_.-]. The SM set is a string as
  * tidal_smset_parse takes it. A partition created here is local to the process; one that
  * tidald owns (tidalctl create) appears here by name once tidal_init has connected, and

@@ -14,10 +14,12 @@
 
 #include <cmocka.h>
 
+#include "l2mem.h"
 #include "l2side.h"
 #include "runtime_internal.h"
 #include "tidal.h"
 #include "tidal_abi.h"
+#include "tidal_l2.h"
 
 #include "fake_driver.h"
 
@@ -1199,6 +1201,90 @@ static void test_l2_sides_api(void **state)
     assert_int_equal(tidal_init(0), TIDAL_OK);
 }
 
+/* The translation of abi/tidal_l2.h: each side's half of a granule is 256 whole 4 KiB blocks,
+ * all homed on that side under the pattern, the two halves disjoint and together the whole
+ * granule, for either flip. */
+static void test_l2_translation(void **state)
+{
+    (void)state;
+    for (unsigned flip = 0; flip < 2; flip++) {
+        unsigned char used[512];
+        memset(used, 0, sizeof used);
+        for (unsigned side = 0; side < 2; side++)
+            for (uint64_t o = 0; o < (1u << 20); o += 4096) {
+                uint64_t p = tidal_l2_offset(o, side, flip);
+                assert_true(p < (1u << 21));
+                assert_int_equal(p & 4095, 0);
+                unsigned b = (unsigned)(p >> 12);
+                assert_int_equal(tidal_l2_block_side(b, flip), side);
+                assert_int_equal(used[b], 0);
+                used[b] = 1;
+                /* bytes inside a block stay in it, in order */
+                assert_int_equal(tidal_l2_offset(o + 4095, side, flip), p + 4095);
+            }
+        for (unsigned b = 0; b < 512; b++) assert_int_equal(used[b], 1);
+    }
+    /* granule g of a layout: byte o of the half at base + (g << 21) + ..., g's own flip */
+    uint32_t flips[1] = {0x2u}; /* granule 1 flipped */
+    uint64_t a0 = tidal_l2_addr(1u << 30, flips, 0, 0), a1 = tidal_l2_addr(1u << 30, flips, 0, 1u << 20);
+    assert_int_equal(a0, (1u << 30) + tidal_l2_offset(0, 0, 0));
+    assert_int_equal(a1, (1u << 30) + (1u << 21) + tidal_l2_offset(0, 0, 1));
+    assert_true(a1 - (1u << 30) - (1u << 21) != a0 - (1u << 30)); /* the flip moved block 0 to block 1 */
+    /* the measured pattern (docs/vram-channels.md §2): blocks 0-3 of an unflipped granule on sides 0 1 1 0 */
+    assert_int_equal(tidal_l2_block_side(0, 0), 0);
+    assert_int_equal(tidal_l2_block_side(1, 0), 1);
+    assert_int_equal(tidal_l2_block_side(2, 0), 1);
+    assert_int_equal(tidal_l2_block_side(3, 0), 0);
+    assert_int_equal(tidal_l2_block_side(256, 1), 1); /* block index bit 8 is not in the pattern */
+}
+
+/* Latencies of the probed blocks 0 1 2 3 4 8 32 128 256 as a side-1 SM sees them: ~310 cycles
+ * where side 1 homes the block, ~480 where side 0 does. */
+static void probe_lat(uint16_t *lat, size_t granules, const unsigned *flip)
+{
+    static const unsigned blocks[TIDAL_L2MEM_NPROBE] = {0, 1, 2, 3, 4, 8, 32, 128, 256};
+    for (size_t g = 0; g < granules; g++)
+        for (unsigned i = 0; i < TIDAL_L2MEM_NPROBE; i++)
+            lat[g * TIDAL_L2MEM_NPROBE + i] = tidal_l2_block_side(blocks[i], flip[g]) ? 305 + i : 478 + i;
+}
+
+static void test_l2mem_flips(void **state)
+{
+    (void)state;
+    unsigned flip[40];
+    for (unsigned g = 0; g < 40; g++) flip[g] = (g * 7 + g / 3) & 1;
+    uint16_t lat[40 * TIDAL_L2MEM_NPROBE];
+    uint32_t words[2] = {0xdeadbeef, 0xdeadbeef};
+    probe_lat(lat, 40, flip);
+    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_OK);
+    for (unsigned g = 0; g < 40; g++) assert_int_equal(tidal_l2_flip(words, g), flip[g]);
+    assert_int_equal(words[1] >> 8, 0); /* bits past the last granule are 0 */
+    /* a block on the other side than the pattern says: refused, with where */
+    lat[7 * TIDAL_L2MEM_NPROBE + 5] = lat[7 * TIDAL_L2MEM_NPROBE + 5] < 400 ? 480 : 305;
+    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tidal_last_error(), "granule 7, block 8"));
+    /* one kind of latency: no sides */
+    for (unsigned i = 0; i < 40 * TIDAL_L2MEM_NPROBE; i++) lat[i] = 300 + i % 20;
+    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tidal_last_error(), "no two sides"));
+}
+
+static void test_l2mem_api(void **state)
+{
+    (void)state;
+    tidal_l2mem *m = NULL;
+    assert_int_equal(tidal_l2mem_create(0, &m), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_l2mem_create(1 << 20, NULL), TIDAL_ERR_INVALID);
+    /* the fake driver has no VMM API */
+    assert_int_equal(tidal_l2mem_create(1 << 20, &m), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "VMM"));
+    assert_null(m);
+    assert_int_equal(fake_errors, 0);
+    tidal_shutdown();
+    assert_int_equal(tidal_l2mem_create(1 << 20, &m), TIDAL_ERR_NOT_INIT);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -1214,6 +1300,9 @@ int main(void)
         cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_l2_classify),
         cmocka_unit_test_setup_teardown(test_l2_sides_api, setup, teardown),
+        cmocka_unit_test(test_l2_translation),
+        cmocka_unit_test(test_l2mem_flips),
+        cmocka_unit_test_setup_teardown(test_l2mem_api, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_driver, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partitions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),

@@ -27,6 +27,9 @@
 //   rt_app l2side              tidal_l2_sides: two disjoint sides covering the device, whole
 //                              TPCs, the same twice; a kernel on a side-1 partition reads
 //                              lines a side-0 partition loaded slower than side 0 does
+//   rt_app l2mem               tidal_l2mem: each half holds what was written through
+//                              tidal_l2_addr, and a side-1 SM reads the side-0 half across
+//                              the L2 (slow) and the side-1 half on its own side (fast)
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
@@ -49,6 +52,7 @@
 
 #include "tidal.h"
 #include "tidal_abi.h"
+#include "tidal_l2.h"
 #include "tidal_policy.h"
 
 static int failures = 0;
@@ -92,6 +96,9 @@ struct Api {
     int (*policy_share)(tidal_policy *, int, tidal_smset *, unsigned *);
     int (*policy_destroy)(tidal_policy *);
     int (*l2_sides)(tidal_smset *, tidal_smset *);
+    int (*l2mem_create)(size_t, tidal_l2mem **);
+    int (*l2mem_layout)(const tidal_l2mem *, tidal_l2_layout *);
+    int (*l2mem_destroy)(tidal_l2mem *);
 } api;
 
 static void load_api()
@@ -101,7 +108,7 @@ static void load_api()
     GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
-    GET(policy_share); GET(policy_destroy); GET(l2_sides);
+    GET(policy_share); GET(policy_destroy); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -1221,6 +1228,110 @@ static void mode_l2side()
     CK(cudaStreamDestroy(sb));
 }
 
+// ---------------------------------------------------------------- memory homed on one side
+__global__ void l2_fill(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
+                        unsigned x)
+{
+    for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
+         w += (unsigned long long)gridDim.x * blockDim.x)
+        *(unsigned *)tidal_l2_addr(base, flips, side, w * 4) = (unsigned)w ^ x;
+}
+
+__global__ void l2_check(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
+                         unsigned x, unsigned long long *bad)
+{
+    unsigned long long n = 0;
+    for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
+         w += (unsigned long long)gridDim.x * blockDim.x)
+        n += *(const unsigned *)tidal_l2_addr(base, flips, side, w * 4) != ((unsigned)w ^ x);
+    if (n) atomicAdd(bad, n);
+}
+
+// One thread touches the first line of logical blocks [0, n) of side `side`'s half; with
+// `time`, *sum gets the summed L2-hit latency (as l2_lines).
+__global__ void l2_half_lines(unsigned long long base, const uint32_t *flips, unsigned side, unsigned n, int time,
+                              unsigned long long zero, unsigned long long *sum, unsigned *where)
+{
+    __shared__ volatile unsigned sink;
+    if (threadIdx.x || blockIdx.x) return;
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    *where = sm;
+    unsigned long long acc = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const char *p = (const char *)tidal_l2_addr(base, flips, side, (unsigned long long)i * 4096);
+        unsigned long long t0, t1;
+        unsigned v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + (t0 & zero)) : "memory");
+        sink = v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1)::"memory");
+        acc += t1 - t0;
+    }
+    if (time) *sum = acc;
+}
+
+static void mode_l2mem()
+{
+    if (!api.l2mem_create) { result("l2mem.api", false, "tidal_l2mem_create not in this process"); return; }
+    tidal_smset a, b;
+    TCK(api.l2_sides(&a, &b));
+    tidal_l2mem *m;
+    TCK(api.l2mem_create((size_t)64 << 20, &m));
+    tidal_l2_layout L;
+    TCK(api.l2mem_layout(m, &L));
+    result("l2mem.layout", L.granules == 128 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
+           std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side");
+    const uint32_t *flips = (const uint32_t *)L.flips;
+    unsigned long long words = L.per_side / 4, *bad;
+    CK(cudaMalloc(&bad, sizeof *bad));
+    CK(cudaMemset(bad, 0, sizeof *bad));
+    l2_fill<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au);
+    l2_fill<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u);
+    l2_check<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au, bad);
+    l2_check<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u, bad);
+    CK(cudaDeviceSynchronize());
+    unsigned long long hbad;
+    CK(cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost));
+    result("l2mem.halves", hbad == 0,
+           std::to_string(hbad) + " of " + std::to_string(2 * words) + " words differ from what was written through "
+                                                                         "tidal_l2_addr to the two halves");
+    // a side-0 SM loads the first lines of 256 blocks of each half; a side-1 SM times them
+    tidal_part *pa, *pb;
+    TCK(api.partition_create("l2ma", fmt_set(a).c_str(), &pa));
+    TCK(api.partition_create("l2mb", fmt_set(b).c_str(), &pb));
+    void *sva, *svb;
+    TCK(api.partition_stream(pa, 0, &sva));
+    TCK(api.partition_stream(pb, 0, &svb));
+    cudaStream_t sa = (cudaStream_t)sva, sb = (cudaStream_t)svb;
+    unsigned long long *sums;
+    unsigned *where;
+    CK(cudaMalloc(&sums, 2 * sizeof *sums));
+    CK(cudaMalloc(&where, 3 * sizeof *where));
+    l2_half_lines<<<1, 32, 0, sa>>>(L.base, flips, 0, 256, 0, 0, sums, where);
+    l2_half_lines<<<1, 32, 0, sa>>>(L.base, flips, 1, 256, 0, 0, sums, where);
+    CK(cudaStreamSynchronize(sa));
+    l2_half_lines<<<1, 32, 0, sb>>>(L.base, flips, 0, 256, 1, 0, sums, where + 1);
+    l2_half_lines<<<1, 32, 0, sb>>>(L.base, flips, 1, 256, 1, 0, sums + 1, where + 2);
+    CK(cudaStreamSynchronize(sb));
+    CK(cudaGetLastError());
+    unsigned long long h[2];
+    unsigned wh[3];
+    CK(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(wh, where, sizeof wh, cudaMemcpyDeviceToHost));
+    double across = h[0] / 256.0, own = h[1] / 256.0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "side 1 (SM %u) reads the side-0 half in %.0f cycles on average, the side-1 half in %.0f",
+             wh[1], across, own);
+    result("l2mem.homed", in_set(b, wh[1]) && in_set(b, wh[2]) && across - own > 100, msg);
+    CK(cudaFree(bad));
+    CK(cudaFree(sums));
+    CK(cudaFree(where));
+    CK(cudaStreamDestroy(sa));
+    CK(cudaStreamDestroy(sb));
+    TCK(api.l2mem_destroy(m));
+}
+
 static void mode_policy()
 {
     if (!api.policy_create) {
@@ -1235,7 +1346,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1255,6 +1366,7 @@ int main(int argc, char **argv)
     else if (m == "smem") mode_smem();
     else if (m == "policy") mode_policy();
     else if (m == "l2side") mode_l2side();
+    else if (m == "l2mem") mode_l2mem();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

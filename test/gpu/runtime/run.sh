@@ -110,6 +110,7 @@ run_prog linked.place "$B/rt_app_linked" place
 run_prog linked.smem "$B/rt_app_linked" smem
 TIDAL_POLICY_TRACE=$OUTDIR/policy-trace.jsonl run_prog linked.policy "$B/rt_app_linked" policy
 run_prog linked.l2side "$B/rt_app_linked" l2side
+run_prog linked.l2mem "$B/rt_app_linked" l2mem
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
@@ -120,6 +121,7 @@ LD_PRELOAD=$PRE run_prog preload.place "$B/rt_app_plain" place
 LD_PRELOAD=$PRE run_prog preload.smem "$B/rt_app_plain" smem
 LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 LD_PRELOAD=$PRE run_prog preload.l2side "$B/rt_app_plain" l2side
+LD_PRELOAD=$PRE run_prog preload.l2mem "$B/rt_app_plain" l2mem
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
 grep -q "the tidal API is not in this process" <<<"$out"; check plain.no-runtime-refuses-api $? "$(head -1 <<<"$out")"
