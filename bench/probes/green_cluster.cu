@@ -8,6 +8,8 @@
 //   g2    33 groups of 2 SMs split with IGNORE_SM_COSCHEDULING (tidal's grain)
 //   g8    groups of 8 SMs split without the flag (the co-scheduling grain)
 //   all   the primary context
+//   mixed 8-SM groups plus the leftover SMs as flagged 2-SM groups, in one context
+//   sub   one 8-SM group cut into flagged 2-SM groups
 // and prints one RESULT line per (context, cluster size): the launch's CUresult, the
 // synchronize's CUresult, and the SMs the blocks ran on.
 // Build: nvcc -O2 -arch=sm_90 -o green_cluster green_cluster.cu -lcuda
@@ -128,6 +130,54 @@ int main(int argc, char **argv)
         CUstream s8;
         CK(cuGreenCtxStreamCreate(&s8, gg8, CU_STREAM_NON_BLOCKING, 0));
         try_clusters("g8", s8, dsm, f);
+        /* mixed: 8-SM groups (co-scheduled) plus the SMs the 8-grain split left over, cut
+         * into 2-SM groups with the flag: does the context run clusters of 4 and 8 on its
+         * 8-SM groups, or does one flagged group take cluster support from all of it? */
+        std::vector<CUdevResource> lo(rest8.sm.smCount + 1);
+        unsigned nlo = rest8.sm.smCount;
+        CUdevResource rest2;
+        CUresult rl = cuDevSmResourceSplitByCount(lo.data(), &nlo, &rest8, &rest2,
+                                                  CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
+        const char *el = "?";
+        cuGetErrorName(rl, &el);
+        printf("mixed: the %u SMs left over split into 2-SM groups: %s, %u groups\n", rest8.sm.smCount, el, nlo);
+        if (rl == CUDA_SUCCESS && nlo > 0) {
+            std::vector<CUdevResource> mix;
+            for (unsigned i = 0; i < n8 / 2; i++) mix.push_back(g8[i]);
+            for (unsigned i = 0; i < nlo; i++) mix.push_back(lo[i]);
+            CUdevResourceDesc d;
+            CUresult rd = cuDevResourceGenerateDesc(&d, mix.data(), (unsigned)mix.size());
+            const char *ed = "?";
+            cuGetErrorName(rd, &ed);
+            printf("mixed: %u 8-SM groups + %u 2-SM groups: desc %s\n", n8 / 2, nlo, ed);
+            if (rd == CUDA_SUCCESS) {
+                CUgreenCtx gm;
+                CUresult rc = cuGreenCtxCreate(&gm, d, dev, CU_GREEN_CTX_DEFAULT_STREAM);
+                const char *ec = "?";
+                cuGetErrorName(rc, &ec);
+                printf("mixed: context %s\n", ec);
+                if (rc == CUDA_SUCCESS) {
+                    CUstream sm;
+                    CK(cuGreenCtxStreamCreate(&sm, gm, CU_STREAM_NON_BLOCKING, 0));
+                    try_clusters("mixed", sm, dsm, f);
+                }
+            }
+            /* and 2-SM groups cut out of one 8-SM group: flagged groups of co-schedulable SMs */
+            std::vector<CUdevResource> sub(9);
+            unsigned nsub = 8;
+            CUdevResource rest3;
+            CUresult rs = cuDevSmResourceSplitByCount(sub.data(), &nsub, &g8[n8 - 1], &rest3,
+                                                      CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
+            const char *es = "?";
+            cuGetErrorName(rs, &es);
+            printf("sub: the last 8-SM group split into 2-SM groups: %s, %u groups\n", es, nsub);
+            if (rs == CUDA_SUCCESS && nsub > 0) {
+                CUgreenCtx gs = make_green(dev, sub.data(), nsub);
+                CUstream ss;
+                CK(cuGreenCtxStreamCreate(&ss, gs, CU_STREAM_NON_BLOCKING, 0));
+                try_clusters("sub", ss, dsm, f);
+            }
+        }
     }
     return 0;
 }
