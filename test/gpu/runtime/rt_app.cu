@@ -1280,7 +1280,8 @@ static void mode_l2mem()
     TCK(api.l2mem_create((size_t)64 << 20, &m));
     tidal_l2_layout L;
     TCK(api.l2mem_layout(m, &L));
-    result("l2mem.layout", L.granules == 128 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
+    // 1 MiB of each side per 2 MiB granule
+    result("l2mem.layout", L.granules == 64 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
            std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side");
     const uint32_t *flips = (const uint32_t *)L.flips;
     unsigned long long words = L.per_side / 4, *bad;
