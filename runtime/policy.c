@@ -66,6 +66,17 @@ int tidal_policy_create(const tidal_policy_config *cfg, tidal_policy **out)
         return tidal__fail(TIDAL_ERR_INVALID,
                            "tidal_policy_create: want knee_slack > 0, 0 < slo_low < slo_high, 0 < batch_frac < 1 "
                            "and tune_step a multiple of grain");
+    /* ls_first: SMs of the policy's range, whole slices (a share is whole slices) */
+    for (unsigned b = 0; b < 256; b++) {
+        unsigned in = (c.ls_first.bits[b >> 6] >> (b & 63)) & 1;
+        unsigned lead = (c.ls_first.bits[(b - b % c.grain) >> 6] >> ((b - b % c.grain) & 63)) & 1;
+        if (in && b >= c.sms)
+            return tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_create: ls_first holds SM %u of %u", b, c.sms);
+        if (b < c.sms && in != lead)
+            return tidal__fail(TIDAL_ERR_INVALID,
+                               "tidal_policy_create: ls_first splits the slice of SMs %u-%u (slices of %u SMs)",
+                               b - b % c.grain, b - b % c.grain + c.grain - 1, c.grain);
+    }
     if (!c.now_us) c.now_us = monotonic_us;
     tidal_policy *p = calloc(1, sizeof *p);
     if (!p) return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_policy_create");

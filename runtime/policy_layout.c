@@ -1,6 +1,7 @@
 /* policy_layout.c — what the rules share: the services' clock and model, the layout of
- * their SM masks (LS from SM 0 up, BE on the rest) applied in two passes (SMs are taken
- * before they are given), and the trace. policy.c (the API) and the rules
+ * their SM masks (LS from the front of the SM order, BE on the rest: the order is the
+ * config's ls_first set, then the other SMs) applied in two passes (SMs are taken before
+ * they are given), and the trace. policy.c (the API) and the rules
  * (policy_sgdrc.c, policy_gslice.c) call it; it calls only tidal.h's public API and
  * scaling.c. */
 #include <stdarg.h>
@@ -63,9 +64,12 @@ static void trace_masks(tidal_policy *p, const char *event, int id, const char *
 
 /* ------------------------------------------------------------------ layout */
 
-static void range_set(tidal_smset *s, unsigned lo, unsigned hi)
+static int in(const tidal_smset *s, unsigned b) { return (int)((s->bits[b >> 6] >> (b & 63)) & 1); }
+
+/* The SMs of positions [lo, hi) of the order into s. */
+static void range_set(tidal_smset *s, const unsigned *order, unsigned lo, unsigned hi)
 {
-    for (unsigned b = lo; b < hi; b++) s->bits[b >> 6] |= 1ull << (b & 63);
+    for (unsigned k = lo; k < hi; k++) s->bits[order[k] >> 6] |= 1ull << (order[k] & 63);
 }
 
 static int smset_equal(const tidal_smset *a, const tidal_smset *b) { return !memcmp(a, b, sizeof *a); }
@@ -98,21 +102,26 @@ int tidal__policy_layout(tidal_policy *p, const unsigned *want, const char *even
     tidal_smset next[p->nsvc ? p->nsvc : 1], taken;
     memset(next, 0, sizeof next);
     memset(&taken, 0, sizeof taken);
+    /* the SM order: ls_first's SMs, then the others, each ascending */
+    unsigned order[256], n = 0;
+    for (int first = 1; first >= 0; first--)
+        for (unsigned b = 0; b < sms; b++)
+            if (in(&p->cfg.ls_first, b) == first) order[n++] = b;
     int clamped = 0;
     for (unsigned i = 0; i < p->nsvc; i++) {
         policy_svc *s = &p->svc[i];
         if (s->cls != TIDAL_SERVICE_LS) continue;
         unsigned w = want[i] > room - ls ? room - ls : want[i];
         clamped |= w < want[i];
-        range_set(&next[i], ls, ls + w);
+        range_set(&next[i], order, ls, ls + w);
         /* SGDRC: an idle LS service keeps its place, but BE may run there */
-        if (p->cfg.kind == TIDAL_POLICY_GSLICE || s->active) range_set(&taken, ls, ls + w);
+        if (p->cfg.kind == TIDAL_POLICY_GSLICE || s->active) range_set(&taken, order, ls, ls + w);
         ls += w;
     }
     if (nbe) {
         unsigned free_sms[256], nfree = 0;
-        for (unsigned b = 0; b < sms; b++)
-            if (!((taken.bits[b >> 6] >> (b & 63)) & 1)) free_sms[nfree++] = b;
+        for (unsigned k = 0; k < sms; k++)
+            if (!in(&taken, order[k])) free_sms[nfree++] = order[k];
         unsigned piece = nfree / nbe / grain * grain, k = 0, at = 0;
         for (unsigned i = 0; i < p->nsvc; i++) {
             if (p->svc[i].cls != TIDAL_SERVICE_BE) continue;

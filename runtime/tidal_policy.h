@@ -107,6 +107,11 @@ typedef struct tidal_policy_config {
        NULL: TIDAL_POLICY_STATE, else none. */
     const char *state_path;
     unsigned state_every_ms;
+    /* LS services take their SMs from this set first (in SM order), then from the others,
+       and BE the rest: with tidal_l2_sides' side 0 here, LS and BE stay on different L2
+       sides while LS fits in one, which halved LS's slowdown under BE on the H200
+       (docs/runtime.md "L2 sides"). Empty (the default): LS from SM 0 up. */
+    tidal_smset ls_first;
 } tidal_policy_config;
 
 typedef struct tidal_service_config {

@@ -67,6 +67,9 @@ def parse(argv=None):
     ap.add_argument("--ls-profile", default=None, help="A,B: the LS model's latency = A/n + B us (sm_profile)")
     ap.add_argument("--ls-demand", type=int, default=0,
                     help="the LS request's measured knee in SMs (sm_profile's knee.measured): the policies' demand")
+    ap.add_argument("--ls-first", default=None,
+                    help="SM set the policies give LS first (tidal_policy_config.ls_first), e.g. an L2 side "
+                         "(tidal.torch.l2_sides()[0]); the SGDRC LS partition is made on the first --ls-demand of them")
     ap.add_argument("--idle-us", type=int, default=0,
                     help="SGDRC: LS keeps its SMs this long after its last request (0: released at once)")
     ap.add_argument("--seed", type=int, default=1)
@@ -273,9 +276,14 @@ def main(a):
         else:
             # moved live: the BE partition (and GSLICE's LS) always as clones, which follow
             # the mask while they run (a placed original would keep its green context's SMs).
-            # SGDRC with a fixed demand keeps LS on 0..demand-1: streams made there place
+            # SGDRC with a fixed demand keeps LS on the first demand SMs of its order (0 up, or
+            # --ls-first first): streams made there place
             # LS's short kernels as originals (a stream of another set would run them as clones)
-            ls_set = "0-%d" % (demand - 1) if (cfg == "tidal-sgdrc" and demand) else a.ls_sms
+            order = list(range(nsm))
+            if a.ls_first:
+                first = parse_smset(a.ls_first, nsm)
+                order = first + [s for s in range(nsm) if s not in set(first)]
+            ls_set = ",".join(str(s) for s in sorted(order[:demand])) if (cfg == "tidal-sgdrc" and demand) else a.ls_sms
             pl = tt.Partition("ls-" + cfg[6:], ls_set)
             pb = tt.Partition("be-" + cfg[6:], "all")
             pb.placement = "persistent"
@@ -285,6 +293,8 @@ def main(a):
             sls, sb = [pl.stream() for _ in range(k)], pb.stream()
             if cfg == "tidal-sgdrc":
                 pol_kw = {"idle_us": opt.get("idle", a.idle_us)}
+            if a.ls_first:
+                pol_kw["ls_first"] = a.ls_first
         ls_runs = [mdl.runner(a.ls, s) for s in sls]
         be_run = mdl.runner(a.be, sb) if sb is not None else None
         for load in (float(v) for v in a.loads.split(",")):

@@ -83,7 +83,7 @@ class PolicyConfig(ctypes.Structure):
                 ("slo_high", ctypes.c_double), ("slo_low", ctypes.c_double), ("tune_step", ctypes.c_uint),
                 ("tune_every", ctypes.c_uint), ("batch_frac", ctypes.c_double), ("online_min", ctypes.c_uint),
                 ("now_us", _NOW_FN), ("apply", _APPLY_FN), ("ctx", ctypes.c_void_p), ("trace_path", ctypes.c_char_p),
-                ("state_path", ctypes.c_char_p), ("state_every_ms", ctypes.c_uint)]
+                ("state_path", ctypes.c_char_p), ("state_every_ms", ctypes.c_uint), ("ls_first", SmSet)]
 
 
 class ServiceConfig(ctypes.Structure):

@@ -27,7 +27,7 @@ __all__ = ["Scaling", "fit", "Policy"]
 _KINDS = {"sgdrc": 1, "gslice": 2}
 _CLASSES = {"ls": 1, "be": 2}
 _CONFIG_KEYS = ("grain", "knee_slack", "window_us", "idle_us", "slo_high", "slo_low", "tune_step", "tune_every",
-                "batch_frac", "online_min", "trace_path", "state_path", "state_every_ms")
+                "batch_frac", "online_min", "trace_path", "state_path", "state_every_ms", "ls_first")
 
 
 def _any_lib():
@@ -113,6 +113,12 @@ class Policy:
             self._apply = _lib._APPLY_FN(hook)   # kept: C holds the pointer
             c.apply = self._apply
         for k, v in config.items():
+            if k == "ls_first":   # an SM set ("0-1,8-13,...": tidal.torch.l2_sides()[0]) or SM ids
+                v = ",".join(str(int(s)) for s in v) if not isinstance(v, str) else v
+                st = self._lib.tidal_smset_parse(v.encode(), ctypes.byref(c.ls_first), None, None)
+                if st:
+                    raise TidalError("tidal.policy.Policy: ls_first %r: %s" % (v, self._lib.strerror(st)))
+                continue
             setattr(c, k, v.encode() if k in ("trace_path", "state_path") else v)
         h = ctypes.c_void_p()
         self._lib.check(self._lib.tidal_policy_create(ctypes.byref(c), ctypes.byref(h)), "tidal_policy_create")

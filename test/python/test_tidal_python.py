@@ -977,6 +977,32 @@ class TestPolicyModels(unittest.TestCase):
         self.assertIn("2 SM counts but 1 latencies", d["lengths"])
         self.assertIn("bad arguments", d["knee"])
 
+    def test_policy_ls_first(self):
+        d = self.run_models("""
+            import json
+            from tidal import policy
+            moves = []
+            side0 = ",".join("%d-%d" % (s, s + 1) for s in range(0, 132, 4))   # pairs 0-1, 4-5, ...
+            pol = policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: moves.append((sid, sms)), ls_first=side0)
+            ls = pol.add("ls", "ls", None, slo_us=500, profile=policy.Scaling(4000, 100), demand_sms=8)
+            be = pol.add("be", "be", None)
+            pol.begin(ls)
+            out = {"ls": pol.share(ls), "be_n": len(pol.share(be))}
+            try:
+                policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: None, ls_first="2")
+            except policy.TidalError as e:
+                out["odd"] = str(e)
+            try:
+                policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: None, ls_first="0-1,x")
+            except policy.TidalError as e:
+                out["parse"] = str(e)
+            print(json.dumps(out))
+        """)
+        self.assertEqual(d["ls"], [0, 1, 4, 5, 8, 9, 12, 13])   # the first 8 of ls_first, not 0-7
+        self.assertEqual(d["be_n"], 124)
+        self.assertIn("splits the slice of SMs 2-3", d["odd"])
+        self.assertIn("ls_first '0-1,x'", d["parse"])
+
     def test_serve_with_sgdrc(self):
         d = self.run_models("""
             import json, time

@@ -298,6 +298,59 @@ static void test_measured_demand_beats_the_fit(void **state)
     tidal_policy_destroy(p);
 }
 
+/* ls_first (an L2 side, say): LS takes its SMs from there first, in SM order, then from the
+ * others; BE takes the rest. */
+static void test_ls_first(void **state)
+{
+    (void)state;
+    world w;
+    memset(&w, 0, sizeof w);
+    w.now = 1000;
+    w.fail_service = -1;
+    tidal_policy_config c = {
+        .kind = TIDAL_POLICY_SGDRC, .sms = 132, .now_us = fake_now, .apply = fake_apply, .ctx = &w};
+    /* side 0: pairs {0,1}, {4,5}, ..., {128,129}: 66 SMs */
+    for (unsigned b = 0; b < 132; b++)
+        if ((b / 2) % 2 == 0) c.ls_first.bits[b >> 6] |= 1ull << (b & 63);
+    tidal_policy *p = NULL;
+    assert_int_equal(tidal_policy_create(&c, &p), TIDAL_OK);
+    tidal_service_config ls = {
+        .name = "ls", .cls = TIDAL_SERVICE_LS, .slo_us = 500, .profile = &bert, .demand_sms = 40};
+    int id;
+    assert_int_equal(tidal_policy_add_service(p, &ls, &id), TIDAL_OK);
+    int be = add(p, "be", TIDAL_SERVICE_BE, 0, NULL);
+    assert_int_equal(tidal_policy_request_begin(p, id, 0), TIDAL_OK);
+    assert_string_equal(mask_of(p, id), "0-1,4-5,8-9,12-13,16-17,20-21,24-25,28-29,32-33,36-37,40-41,44-45,48-49,52-53,"
+                                        "56-57,60-61,64-65,68-69,72-73,76-77");
+    /* BE: side 0's other 26 SMs first, then side 1: everything LS does not hold */
+    tidal_smset lm, bm;
+    assert_int_equal(tidal_policy_share(p, id, &lm, NULL), TIDAL_OK);
+    assert_int_equal(tidal_policy_share(p, be, &bm, NULL), TIDAL_OK);
+    for (unsigned k = 0; k < 4; k++) assert_int_equal(lm.bits[k] & bm.bits[k], 0);
+    assert_int_equal(tidal_smset_count(&lm) + tidal_smset_count(&bm), 132);
+    tidal_policy_destroy(p);
+    /* a demand larger than the set: all of it, then the others from the lowest */
+    ls.demand_sms = 80;
+    assert_int_equal(tidal_policy_create(&c, &p), TIDAL_OK);
+    assert_int_equal(tidal_policy_add_service(p, &ls, &id), TIDAL_OK);
+    add(p, "be", TIDAL_SERVICE_BE, 0, NULL);
+    assert_int_equal(tidal_policy_request_begin(p, id, 0), TIDAL_OK);
+    assert_int_equal(tidal_policy_share(p, id, &lm, NULL), TIDAL_OK);
+    assert_int_equal(tidal_smset_count(&lm), 80);
+    for (unsigned k = 0; k < 4; k++) assert_int_equal(c.ls_first.bits[k] & ~lm.bits[k], 0);
+    assert_true((lm.bits[0] >> 2) & 1 && (lm.bits[0] >> 27) & 1 && !((lm.bits[0] >> 30) & 1)); /* 2-3 ... 26-27 */
+    tidal_policy_destroy(p);
+    /* a set that splits a slice, or names SMs past the range: refused */
+    tidal_policy_config bad = c;
+    bad.ls_first.bits[0] |= 1ull << 2; /* SM 2 without SM 3 */
+    assert_int_equal(tidal_policy_create(&bad, &p), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "splits the slice of SMs 2-3"));
+    bad = c;
+    bad.ls_first.bits[2] |= 1ull << (140 - 128);
+    assert_int_equal(tidal_policy_create(&bad, &p), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "SM 140 of 132"));
+}
+
 /* ------------------------------------------------------------------ GSLICE */
 
 static void test_gslice_initial_shares(void **state)
@@ -564,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_sgdrc_two_ls_keep_places),
         cmocka_unit_test(test_online_model_replaces_profile),
         cmocka_unit_test(test_measured_demand_beats_the_fit),
+        cmocka_unit_test(test_ls_first),
         cmocka_unit_test(test_gslice_initial_shares),
         cmocka_unit_test(test_gslice_tunes),
         cmocka_unit_test(test_gslice_even_split_counts_later_services),
