@@ -5,7 +5,8 @@ The rules are libtidal's C code; this module only binds them.
   fit(sms, latencies_us) -> (Scaling, rms_us)   least squares of latency = a/n + b
   Scaling(a_us, b_us).latency(n), .knee(max_sms, grain=2, slack=0.05)
   Policy("sgdrc" | "gslice", sms=None, apply=None, **config)   a policy over tidal.torch
-      partitions (or, with apply=f, calling f(service_id, [SMs]) for each mask change):
+      partitions (or, with apply=f, calling f(service_id, [SMs]) for each mask change);
+      config: tidal_policy_config's fields, ls_first as an SM set (tidal.torch.l2_sides()[0]):
       .add(name, "ls" | "be", partition, slo_us=..., profile=Scaling, min_sms=, max_sms=,
            max_batch=, max_queue_us=, demand_sms=) -> service id
       .begin(id, demand_sms=0), .end(id, latency_us, batch=1), .tick(),
