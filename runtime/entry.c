@@ -17,7 +17,9 @@ CUresult tidal__launch(const tidal_launch_req *q)
     CUresult r = tidal__launch_or_decline(q, &handled);
     if (handled) return r;
     if (!tidal__cu()) return CUDA_ERROR_NOT_INITIALIZED; /* no driver: the launch cannot happen */
-    return tidal__launch_given(q);
+    r = tidal__launch_given(q);
+    if (r != CUDA_SUCCESS) tidal__launch_explain(q, r);
+    return r;
 }
 
 int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

@@ -747,6 +747,26 @@ CUresult tidal__launch_run(const tidal_launch_req *q, int *handled)
     return r;
 }
 
+/* A launch the driver refused for its clusters on a partition's green-context stream: the
+ * status is the caller's (libtidal does not move the launch off the partition's SMs);
+ * this says why, once per process. Green contexts of the 2-SM groups the H200 splits into
+ * run clusters of at most 2 blocks (docs/performance.md §16.3: cuBLASLt's sm90 GEMMs fail
+ * there). Called on the error path only. */
+void tidal__launch_explain(const tidal_launch_req *q, CUresult r)
+{
+    static atomic_int said;
+    if (r != CUDA_ERROR_INVALID_CLUSTER_SIZE || atomic_load(&said)) return;
+    tidal__lock();
+    const tidal__stream *st = tidal__stream_get(tidal__norm_stream(q->ex ? q->ex->hStream : q->stream, q->ptsz), 0);
+    int green = st && st->green;
+    tidal__unlock();
+    if (green && !atomic_exchange(&said, 1))
+        tidal__warn("a kernel with thread-block clusters was refused (CUDA_ERROR_INVALID_CLUSTER_SIZE) on a partition "
+                    "stream: its green context of 2-SM groups runs clusters of at most 2 blocks; run such kernels "
+                    "(cuBLASLt, CUTLASS, FlashAttention-3) on another stream, or choose kernels without clusters "
+                    "(docs/runtime.md, \"Known limits\")");
+}
+
 /* ------------------------------------------------------------------ init, counters */
 
 void tidal__launch_init(const tidal__launch_config *c)

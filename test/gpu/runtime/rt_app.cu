@@ -30,6 +30,9 @@
 //   rt_app l2mem               tidal_l2mem: each half holds what was written through
 //                              tidal_l2_addr, and a side-1 SM reads the side-0 half across
 //                              the L2 (slow) and the side-1 half on its own side (fast)
+//   rt_app cluster             thread-block clusters on a partition stream (a green context of
+//                              2-SM groups): clusters of 2 run on its SMs, clusters of 4 are
+//                              refused with a status (and, under the preload, a warning)
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
@@ -1333,6 +1336,58 @@ static void mode_l2mem()
     TCK(api.l2mem_destroy(m));
 }
 
+// ---------------------------------------------------------------- clusters
+__global__ void cluster_where(unsigned *sm)
+{
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    if (threadIdx.x == 0) sm[blockIdx.x] = s;
+}
+
+static cudaError_t launch_clusters(cudaStream_t st, unsigned csize, unsigned *sm)
+{
+    cudaLaunchConfig_t c = {};
+    c.gridDim = dim3(64);
+    c.blockDim = dim3(128);
+    c.stream = st;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = csize;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    c.attrs = at;
+    c.numAttrs = 1;
+    return cudaLaunchKernelEx(&c, cluster_where, sm);
+}
+
+static void mode_cluster()
+{
+    tidal_part *p;
+    TCK(api.partition_create("cl", "0-65", &p));
+    void *sv;
+    TCK(api.partition_stream(p, 0, &sv));
+    cudaStream_t s = (cudaStream_t)sv;
+    unsigned *sm;
+    CK(cudaMalloc(&sm, 64 * sizeof *sm));
+    CK(cudaMemset(sm, 0xff, 64 * sizeof *sm));
+    cudaError_t e2 = launch_clusters(s, 2, sm);
+    cudaError_t s2 = cudaStreamSynchronize(s);
+    unsigned h[64];
+    CK(cudaMemcpy(h, sm, sizeof h, cudaMemcpyDeviceToHost));
+    unsigned outside = 0;
+    for (unsigned i = 0; i < 64; i++) outside += h[i] > 65;
+    result("cluster.two", e2 == cudaSuccess && s2 == cudaSuccess && outside == 0,
+           std::string("clusters of 2 on a 0-65 partition stream: ") + cudaGetErrorName(e2) + ", " +
+               std::to_string(outside) + " of 64 blocks outside 0-65");
+    cudaError_t e4 = launch_clusters(s, 4, sm);
+    cudaGetLastError();
+    CK(cudaStreamSynchronize(s));
+    result("cluster.four-refused", e4 != cudaSuccess,
+           std::string("clusters of 4: ") + cudaGetErrorName(e4) + " (green contexts of 2-SM groups run at most 2)");
+    CK(cudaFree(sm));
+    CK(cudaStreamDestroy(s));
+}
+
 static void mode_policy()
 {
     if (!api.policy_create) {
@@ -1347,7 +1402,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | cluster\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1368,6 +1423,7 @@ int main(int argc, char **argv)
     else if (m == "policy") mode_policy();
     else if (m == "l2side") mode_l2side();
     else if (m == "l2mem") mode_l2mem();
+    else if (m == "cluster") mode_cluster();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

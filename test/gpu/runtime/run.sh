@@ -122,6 +122,10 @@ LD_PRELOAD=$PRE run_prog preload.smem "$B/rt_app_plain" smem
 LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 LD_PRELOAD=$PRE run_prog preload.l2side "$B/rt_app_plain" l2side
 LD_PRELOAD=$PRE run_prog preload.l2mem "$B/rt_app_plain" l2mem
+run_prog linked.cluster "$B/rt_app_linked" cluster
+LD_PRELOAD=$PRE run_prog preload.cluster "$B/rt_app_plain" cluster
+# under the preload the refused cluster launch comes through libtidal, which says why
+grep -q "thread-block clusters was refused" <<<"$LAST_OUT"; check preload.cluster.warning $? "libtidal's warning names the cause"
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
 grep -q "the tidal API is not in this process" <<<"$out"; check plain.no-runtime-refuses-api $? "$(head -1 <<<"$out")"
