@@ -764,7 +764,7 @@ void tidal__launch_explain(const tidal_launch_req *q, CUresult r)
         tidal__warn("a kernel with thread-block clusters was refused (CUDA_ERROR_INVALID_CLUSTER_SIZE) on a partition "
                     "stream: its green context of 2-SM groups runs clusters of at most 2 blocks; run such kernels "
                     "(cuBLASLt, CUTLASS, FlashAttention-3) on another stream, or choose kernels without clusters "
-                    "(docs/runtime.md, \"Known limits\")");
+                    "(docs/design.md, \"Known limits\")");
 }
 
 /* ------------------------------------------------------------------ init, counters */
