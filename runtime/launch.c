@@ -755,7 +755,7 @@ CUresult tidal__launch_run(const tidal_launch_req *q, int *handled)
 void tidal__launch_explain(const tidal_launch_req *q, CUresult r)
 {
     static atomic_int said;
-    if (r != CUDA_ERROR_INVALID_CLUSTER_SIZE || atomic_load(&said)) return;
+    if (r != CUDA_ERROR_INVALID_CLUSTER_SIZE || atomic_load(&said) || !tidal__ready()) return;
     tidal__lock();
     const tidal__stream *st = tidal__stream_get(tidal__norm_stream(q->ex ? q->ex->hStream : q->stream, q->ptsz), 0);
     int green = st && st->green;

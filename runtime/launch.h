@@ -23,9 +23,6 @@ typedef struct tidal__launch_config {
 CUresult tidal__launch_run(const tidal_launch_req *q, int *handled);
 /* The launch exactly as the interposer received it, through the driver table. */
 CUresult tidal__launch_given(const tidal_launch_req *q);
-/* After a launch the driver refused (r): says why once when it is a cluster launch on a
- * partition's green-context stream (error path only). */
-void tidal__launch_explain(const tidal_launch_req *q, CUresult r);
 
 /* With the lock held: take the settings (and set up the sample gate) at init; free the
  * samples' events and the gate at teardown. */

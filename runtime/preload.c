@@ -93,8 +93,11 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     CUresult r = tidal__launch_or_decline(&q, &handled);
     if (handled) return r;
     if (ptsz && real.LaunchKernel_ptsz)
-        return real.LaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
-    return real.LaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+        r = real.LaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    else
+        r = real.LaunchKernel(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    if (r != CUDA_SUCCESS) tidal__launch_explain(&q, r);
+    return r;
 }
 
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra, int ptsz)
@@ -113,8 +116,10 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
     int handled;
     CUresult r = tidal__launch_or_decline(&q, &handled);
     if (handled) return r;
-    if (ptsz && real.LaunchKernelEx_ptsz) return real.LaunchKernelEx_ptsz(c, f, params, extra);
-    return real.LaunchKernelEx(c, f, params, extra);
+    r = ptsz && real.LaunchKernelEx_ptsz ? real.LaunchKernelEx_ptsz(c, f, params, extra)
+                                         : real.LaunchKernelEx(c, f, params, extra);
+    if (r != CUDA_SUCCESS) tidal__launch_explain(&q, r);
+    return r;
 }
 
 TIDAL_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

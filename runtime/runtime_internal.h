@@ -61,6 +61,11 @@ CUresult tidal__launch(const tidal_launch_req *req);
  * wrappers (libtidal_cudart.a) live in the program. */
 __attribute__((visibility("default"))) CUresult tidal__launch_or_decline(const tidal_launch_req *req, int *handled);
 
+/* After a launch the driver refused with r (the interposers' own launches too): says why,
+ * once, when it is a cluster launch on a partition's green-context stream (launch.c; the
+ * error path only). */
+void tidal__launch_explain(const tidal_launch_req *q, CUresult r);
+
 /* Lazy init for interposers: 0 when libtidal is usable (init.c). */
 int tidal__ensure_init(void);
 
