@@ -56,7 +56,8 @@ char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char 
 
 typedef struct verdict {
     bool ok;
-    const char *reason, *detail;
+    tidal_reason reason;
+    const char *detail;
     tidal_exit_mode exit_mode;
     unsigned between; /* barrier between logical blocks */
     unsigned bar_id;  /* tidal's barrier id */

@@ -129,7 +129,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
         if (!v[i].ok) continue;
         if (debug_info) {
             v[i].ok = false;
-            v[i].reason = "ir-debug-info";
+            v[i].reason = TIDAL_REFUSE_IR_DEBUG_INFO;
             v[i].detail = "the module has debug info, which the IR rewrite does not carry over (use --emit=ptx)";
         } else if (!tl_ir_checks(m, m->kernels[i], &v[i])) {
             v[i].ok = false;
