@@ -11,6 +11,7 @@
 #include "ptx.h"
 #include "tidal.h"
 #include "cubin.h"
+#include "util.h"
 #ifdef TIDAL_HAVE_LLVM
 #include "tidal_llvm.h"
 #endif
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef TIDAL_VERSION
 #error "TIDAL_VERSION (the CMake project version) is defined by CMakeLists.txt"
@@ -164,17 +166,21 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
         free(*src);
         return usage_error("%s on LLVM IR input needs --emit=ptx", dump_cfg ? "-d" : "--cubin");
     }
-    tidal_llvm_module *lm = tidal_llvm_parse(name, *src, *len, stderr);
+    ptx_diag d;
+    ptx_diag_init(&d, name);
+    tidal_llvm_module *lm = tidal_llvm_parse(name, *src, *len, &d);
     free(*src);
     *src = NULL;
-    if (!lm) return 1;
-    char err[4096];
+    if (!lm) {
+        ptx_diag_print(&d, stderr);
+        return 1;
+    }
     if (to_ptx) {
         size_t n;
-        char *text = tidal_llvm_to_ptx(lm, arch, &n, err, sizeof err);
+        char *text = tidal_llvm_to_ptx(lm, arch, &n, &d);
         tidal_llvm_free(lm);
         if (!text) {
-            fprintf(stderr, "%s: error: %s\n", name, err);
+            ptx_diag_print(&d, stderr);
             return 1;
         }
         *src = text;
@@ -186,13 +192,16 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
     bool have_rep = false;
     for (size_t i = 0; i < npipe && !rc; i++) {
         if (pipeline[i]->run == pass_verify) {
-            if (tidal_llvm_verify(lm, stderr)) rc = 1;
+            if (tidal_llvm_verify(lm, &d)) {
+                ptx_diag_print(&d, stderr);
+                rc = 1;
+            }
         } else if (pipeline[i]->run == pass_tidal) {
             if (have_rep) {
                 fprintf(stderr, "%s: error: the tidal pass runs once on LLVM IR\n", name);
                 rc = 1;
-            } else if (tidal_llvm_tidal(lm, arch, &tidal_opts, &rep, err, sizeof err)) {
-                fprintf(stderr, "%s: error: %s\n", name, err);
+            } else if (tidal_llvm_tidal(lm, arch, &tidal_opts, &rep, &d)) {
+                ptx_diag_print(&d, stderr);
                 rc = 1;
             } else {
                 have_rep = true;
@@ -220,8 +229,22 @@ static int llvm_path(const char *name, char **src, size_t *len, const char *emit
 #endif
 }
 
+/* LLVM's fatal errors as tidal-opt has always reported them (exit 1: LLVM cannot go on,
+ * and its state is not to be trusted in exit handlers); internal errors as every
+ * driver does (util.h). */
+static void on_fatal(ptx_fatal_kind kind, const char *msg)
+{
+    if (kind == PTX_FATAL_LLVM) {
+        fprintf(stderr, "tidal-opt: error: LLVM: %s\n", msg);
+        fflush(stderr);
+        _exit(1);
+    }
+    tidal_driver_fatal(kind, msg);
+}
+
 int main(int argc, char **argv)
 {
+    ptx_set_fatal_handler(on_fatal);
     const char *in = NULL, *out = NULL;
     const struct pass *pipeline[64];
     size_t npipe = 0;

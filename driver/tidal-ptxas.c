@@ -105,6 +105,7 @@ static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
 
 int main(int argc, char **argv)
 {
+    ptx_set_fatal_handler(tidal_driver_fatal);
     const char *ptxas = tidal_real_ptxas();
     bool off = false;
     const char *report_path = NULL;

@@ -103,8 +103,7 @@ static unsigned define_line(tidal_llvm_module *m, const char *name)
 
 /* ------------------------------------------------------------ the pass */
 
-int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
-                     size_t errlen)
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, ptx_diag *d)
 {
     memset(rep, 0, sizeof *rep);
     rep->file = m->name;
@@ -113,12 +112,12 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
     if (!m->report) tl_oom();
     rep->kernels = m->report;
     rep->nkernels = m->nkernels;
-    LLVMTargetMachineRef tm = tl_target_machine(m, arch, err, errlen);
+    LLVMTargetMachineRef tm = tl_target_machine(m, arch, d);
     if (!tm) return -1;
     verdict *v = calloc(m->nkernels + 1, sizeof *v);
     if (!v) tl_oom();
     bool big_shared = false;
-    if (m->nkernels && tl_ptx_verdicts(m, tm, opt, v, &big_shared, err, errlen)) {
+    if (m->nkernels && tl_ptx_verdicts(m, tm, opt, v, &big_shared, d)) {
         free(v);
         LLVMDisposeTargetMachine(tm);
         return -1;

@@ -14,19 +14,19 @@
  * fills v[i] for kernel i (the verdict, exit mode and tidal's barrier id from the plan).
  * Also says whether the module has dynamic shared memory. */
 int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
-                    bool *big_shared, char *err, size_t errlen)
+                    bool *big_shared, ptx_diag *d)
 {
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
     size_t len;
-    char *text = tl_emit_ptx(copy, tm, &len, err, errlen);
+    char *text = tl_emit_ptx(copy, tm, &len, d);
     LLVMDisposeModule(copy);
     if (!text) return -1;
     *big_shared = strstr(text, ".extern .shared") != NULL;
-    ptx_diag d;
-    ptx_module *pm = ptx_parse(m->name, text, len, &d);
+    ptx_diag pd;
+    ptx_module *pm = ptx_parse(m->name, text, len, &pd);
     free(text);
     if (!pm) {
-        tl_fmt(err, errlen, "the PTX that LLVM emitted does not parse (line %u: %s)", d.line, d.msg);
+        ptx_diag_error(d, 0, 0, "the PTX that LLVM emitted does not parse (line %u: %s)", pd.line, pd.msg);
         return -1;
     }
     tidal_report rep;
