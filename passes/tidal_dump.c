@@ -105,8 +105,6 @@ void tidal_dump_convergence(const tidal_state *s, FILE *out)
             fputs("not analysed (the tidal pass rewrote this module already)\n", out);
         else if (v->refusal != TIDAL_REASON_NONE)
             fprintf(out, "%s: %s\n", tidal_reason_name(v->refusal), v->detail);
-        else if (v->mode == TIDAL_EXIT_NO_BARRIERS)
-            fprintf(out, "%s\n", tidal_exit_mode_name(v->mode));
         else
             fprintf(out, "%s, barrier id %u\n", tidal_exit_mode_name(v->mode), v->bar_id);
     }

@@ -5,14 +5,12 @@
 #include "tidal_internal.h"
 
 const tidal_phase tidal_phases[TIDAL_NPHASES] = {
-    [TIDAL_PHASE_FACTS] = {"facts", 'f',
-                           "what each function does (barriers, exits, calls, ...), alone and with its callees",
-                           tidal_phase_facts, tidal_dump_facts},
-    [TIDAL_PHASE_CONVERGENCE] = {"convergence", 'c',
-                                 "per kernel: how its exits meet its barriers (exit mode, tidal's barrier id)",
+    [TIDAL_PHASE_FACTS] = {"facts", 'f', "what each function does, alone and with its callees", tidal_phase_facts,
+                           tidal_dump_facts},
+    [TIDAL_PHASE_CONVERGENCE] = {"convergence", 'c', "per kernel: exit mode and tidal's barrier id, or why none",
                                  tidal_phase_convergence, tidal_dump_convergence},
-    [TIDAL_PHASE_PLAN] = {"plan", 'p', "per kernel: rewrite (how) or refuse (the first rule that holds)",
-                          tidal_phase_plan, tidal_dump_plan},
+    [TIDAL_PHASE_PLAN] = {"plan", 'p', "per kernel: rewrite (how) or refuse (why): the report", tidal_phase_plan,
+                          tidal_dump_plan},
     [TIDAL_PHASE_REWRITE] = {"rewrite", 'r', "the rewritten kernels' bodies and the module's globals",
                              tidal_phase_rewrite, tidal_dump_rewrite},
     [TIDAL_PHASE_CLONE] = {"clone", 'k', "the reshaped clones, NAME__tidal_reshaped", tidal_phase_clone,
