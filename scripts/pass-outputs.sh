@@ -7,8 +7,10 @@
 #   TIDAL_OPT=/tmp/old/tidal-opt scripts/pass-outputs.sh /tmp/before
 #   scripts/pass-outputs.sh /tmp/after && diff -r /tmp/before /tmp/after
 #
-# Inputs: test/**/*.ptx|.ll|.bc and build/corpus/**/*.ptx (names relative to the
-# repository root, as the reports print them). Per input and variant DIR/<input>/<variant>
+# Inputs: test/**/*.ptx|.ll|.bc, build/corpus/**/*.ptx and a few inputs made here, in
+# build/pass-outputs-inputs/, for diagnostics no committed file reaches (IR that does not
+# parse, truncated and whole bitcode); names are relative to the repository root, as
+# the reports print them. Per input and variant DIR/<input>/<variant>
 # holds .out (standard output), .err (standard error), .rc (exit status) and the -o file
 # where the variant writes one. PTX variants: the round trip, -p tidal (PTX, text and JSON
 # reports, --case-b, --assume-balanced-arrive, twice), -d cfg and --stats before and after
@@ -70,7 +72,19 @@ one() {
 export -f run one
 export out opt
 
+gen=build/pass-outputs-inputs
+mkdir -p "$gen"
+printf 'define void @f( {\n' >"$gen/syntax.ll"
+printf 'target triple = "nvptx64-nvidia-cuda"\ndefine ptx_kernel void @k() {\n  %%x = add i32 1, %%y\n  ret void\n}\n' \
+  >"$gen/undefined_value.ll"
+llvm_as=$(command -v llvm-as-22 || command -v /usr/lib/llvm-22/bin/llvm-as || true)
+if [[ -n $llvm_as ]]; then
+  "$llvm_as" test/lit/llvm/Inputs/ok.ll -o "$gen/ok.bc"
+  head -c 40 "$gen/ok.bc" >"$gen/truncated.bc"
+fi
+
 {
+  find "$gen" -type f
   find test -type f \( -name '*.ptx' -o -name '*.ll' -o -name '*.bc' \)
   [[ -d build/corpus ]] && find build/corpus -type f -name '*.ptx'
 } | LC_ALL=C sort | xargs -P "${JOBS:-2}" -I{} bash -c 'one "$1"' _ {}
