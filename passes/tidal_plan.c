@@ -42,28 +42,29 @@ static tidal_reason target(tidal_state *s, const tidal_kernel *k, const char **d
     return TIDAL_REFUSE_TARGET;
 }
 
+/* A rule that holds where a fact names an offending token t: "PHRASE (line N: 'TOKEN')". */
+static tidal_reason at_token(tidal_state *s, uint32_t t, tidal_reason why, const char *phrase, const char **detail)
+{
+    if (t == UINT32_MAX) return TIDAL_REASON_NONE;
+    *detail = ptx_fmt(s->m, "%s (%s)", phrase, tidal_tok_line(s->m, t));
+    return why;
+}
+
 static tidal_reason clusters(tidal_state *s, const tidal_kernel *k, const char **detail)
 {
-    uint32_t t = k->fn->closure.cluster_tok;
-    if (t == UINT32_MAX) return TIDAL_REASON_NONE;
-    *detail = ptx_fmt(s->m, "uses thread-block clusters (%s)", tidal_tok_line(s->m, t));
-    return TIDAL_REFUSE_CLUSTERS;
+    return at_token(s, k->fn->closure.cluster_tok, TIDAL_REFUSE_CLUSTERS, "uses thread-block clusters", detail);
 }
 
 static tidal_reason cooperative_launch(tidal_state *s, const tidal_kernel *k, const char **detail)
 {
-    uint32_t t = k->fn->closure.envreg_tok;
-    if (t == UINT32_MAX) return TIDAL_REASON_NONE;
-    *detail = ptx_fmt(s->m, "reads the launch environment, as grid-wide sync does (%s)", tidal_tok_line(s->m, t));
-    return TIDAL_REFUSE_COOPERATIVE_LAUNCH;
+    return at_token(s, k->fn->closure.envreg_tok, TIDAL_REFUSE_COOPERATIVE_LAUNCH,
+                    "reads the launch environment, as grid-wide sync does", detail);
 }
 
 static tidal_reason device_launch(tidal_state *s, const tidal_kernel *k, const char **detail)
 {
-    uint32_t t = k->fn->closure.devlaunch_tok;
-    if (t == UINT32_MAX) return TIDAL_REASON_NONE;
-    *detail = ptx_fmt(s->m, "launches kernels from the device (%s)", tidal_tok_line(s->m, t));
-    return TIDAL_REFUSE_DEVICE_LAUNCH;
+    return at_token(s, k->fn->closure.devlaunch_tok, TIDAL_REFUSE_DEVICE_LAUNCH, "launches kernels from the device",
+                    detail);
 }
 
 /* A worker block runs many logical blocks; the hardware resets a named barrier only
@@ -116,23 +117,19 @@ static tidal_reason callees(tidal_state *s, const tidal_kernel *k, const char **
         tidal_facts cf;
         tidal_callee_facts(s, st, &cf);
         tidal_reason r = tidal_callee_refusal(&cf);
-        if (r == TIDAL_REFUSE_EXIT_IN_CALLEE)
-            *detail =
-                ptx_fmt(s->m, "calls a function that may execute 'exit' (%s)", tidal_tok_line(s->m, st->opcode_tok));
-        else if (r == TIDAL_REFUSE_CALLEE_READS_CTAID)
-            *detail = ptx_fmt(s->m, "calls a function that reads %%ctaid/%%nctaid (%s)",
-                              tidal_tok_line(s->m, st->opcode_tok));
-        if (r != TIDAL_REASON_NONE) return r;
+        if (r != TIDAL_REASON_NONE)
+            return at_token(s, st->opcode_tok, r,
+                            r == TIDAL_REFUSE_EXIT_IN_CALLEE ? "calls a function that may execute 'exit'"
+                                                             : "calls a function that reads %ctaid/%nctaid",
+                            detail);
     }
     return TIDAL_REASON_NONE;
 }
 
 static tidal_reason ctaid_vector(tidal_state *s, const tidal_kernel *k, const char **detail)
 {
-    uint32_t t = k->fn->local.ctaid_vector_tok;
-    if (t == UINT32_MAX) return TIDAL_REASON_NONE;
-    *detail = ptx_fmt(s->m, "reads %%ctaid/%%nctaid as a vector (%s)", tidal_tok_line(s->m, t));
-    return TIDAL_REFUSE_CTAID_VECTOR;
+    return at_token(s, k->fn->local.ctaid_vector_tok, TIDAL_REFUSE_CTAID_VECTOR, "reads %ctaid/%nctaid as a vector",
+                    detail);
 }
 
 /* bad-control-flow, barrier-ids, divergent-exit: the convergence phase's verdict */
