@@ -210,7 +210,7 @@ static void rewrite_body(tidal_state *ts, ptx_func *f, const tidal_kernel_report
      * adds no dynamic bytes); in the clone the tail of the dynamic shared memory, so the
      * clone's static shared memory is the original's and it launches wherever the
      * original launches (abi/tidal_abi.h, TIDAL_SH_*). The clone finds them through an
-     * extern array of its own, declared before it (clone_text): it starts at the dynamic
+     * extern array of its own, declared before it (tidal_clone.c): it starts at the dynamic
      * base, as every extern shared array does, and its 8-byte alignment leaves the base
      * where it was (ptxas pads a kernel's static shared memory to the largest .extern
      * .shared alignment of the module, 16 at least: in a module without dynamic shared
