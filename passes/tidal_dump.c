@@ -145,7 +145,9 @@ void tidal_dump_rewrite(const tidal_state *s, FILE *out)
         const ptx_func *f = s->kernels[k].fn->f;
         if (!s->kernels[k].rewritten) continue;
         n++;
-        fprintf(out, "rewrite kernel %s:\n", ptx_func_name(f));
+        /* where the original entry stays verbatim, this body is written only as its clone's */
+        fprintf(out, "rewrite kernel %s:%s\n", ptx_func_name(f),
+                s->kernels[k].plan->original_verbatim ? " (the clone's body; the original entry stays verbatim)" : "");
         size_t from = m->toks[f->tok_begin].off, to = m->toks[f->body_open_tok].off;
         fwrite(m->src + from, 1, to - from, out);
         (void)ptx_func_print_body(f, out);
