@@ -61,15 +61,18 @@ static void append_report(const tidal_report *rep)
 static int rewrite_file(const char *in, const char *out, const char *shown, const char *rep_file, const char *rep_note)
 {
     tidal_report rep;
+    ptx_diag d;
     int why;
     tidal_options opt = TIDAL_OPTIONS_DEFAULT;
     tidal_options_from_env(&opt); /* --tidal-case-b sets TIDAL_CASE_B */
-    ptx_module *m = tidal_rewrite_file(in, shown, "tidal-nvcc", &opt, &rep, &why);
+    ptx_module *m = tidal_rewrite_file(in, shown, &opt, &rep, &d, &why);
     if (!m && why < 0) {
         fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));
         return -1;
     }
     if (!m) {
+        fputs("tidal-nvcc: warning: ", stderr);
+        ptx_diag_print(&d, stderr);
         fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
         return 1;
     }

@@ -154,6 +154,7 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
 
 int main(int argc, char **argv)
 {
+    ptx_set_fatal_handler(tidal_driver_fatal);
     int rc;
     if (nvcc_wrap_main(argc, argv, &rc)) return rc;
 

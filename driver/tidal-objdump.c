@@ -438,6 +438,7 @@ static int dump_file(const char *path, const char *extract_dir)
 
 int main(int argc, char **argv)
 {
+    ptx_set_fatal_handler(tidal_driver_fatal);
     const char *extract = NULL;
     int first = 1;
     for (; first < argc; first++) {

@@ -63,13 +63,16 @@ static const char usage_text[] =
 static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
 {
     tidal_report rep;
+    ptx_diag d;
     int why;
-    ptx_module *m = tidal_rewrite_file(in, in, "tidal-ptxas", opt, &rep, &why);
+    ptx_module *m = tidal_rewrite_file(in, in, opt, &rep, &d, &why);
     if (!m && why < 0) {
         fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in, strerror(errno));
         return NULL;
     }
     if (!m) {
+        fputs("tidal-ptxas: warning: ", stderr);
+        ptx_diag_print(&d, stderr);
         fprintf(stderr, "tidal-ptxas: warning: '%s' is assembled without the tidal rewrite\n", in);
         return NULL;
     }
@@ -102,6 +105,7 @@ static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
 
 int main(int argc, char **argv)
 {
+    ptx_set_fatal_handler(tidal_driver_fatal);
     const char *ptxas = tidal_real_ptxas();
     bool off = false;
     const char *report_path = NULL;

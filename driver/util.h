@@ -1,6 +1,6 @@
-/* util.h — the small string helpers tidal's drivers share (header-only, so each
- * driver's build line stays as it is). Out of memory is an internal error
- * (ptx_ice). */
+/* util.h — the small helpers tidal's drivers share (header-only, so each driver's
+ * build line stays as it is): strings, paths, and the drivers' side of the library's
+ * diagnostics contract (ptx.h). Out of memory is an internal error (ptx_ice). */
 #ifndef TIDAL_DRIVER_UTIL_H
 #define TIDAL_DRIVER_UTIL_H
 
@@ -13,6 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The library's fatal errors as the drivers report them (ptx_set_fatal_handler, first
+ * thing in main): an internal error is "tidal: internal error: MSG (this is a bug in
+ * tidal, not in the input)" on standard error and exit status 70. (LLVM's fatal errors
+ * reach only tidal-opt, which reports them itself.) */
+static inline void tidal_driver_fatal(ptx_fatal_kind kind, const char *msg)
+{
+    (void)kind;
+    fprintf(stderr, "tidal: internal error: %s (this is a bug in tidal, not in the input)\n", msg);
+    exit(70);
+}
 
 /* s ends with suffix */
 static inline bool tidal_ends_with(const char *s, const char *suffix)

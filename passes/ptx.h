@@ -8,8 +8,13 @@
  * own text (see ptx_stmt_new), which keeps transforms simple and the output
  * readable.
  *
- * Errors in user input are reported as `file:line:col: error: message` through
- * ptx_diag; broken invariants inside tidal go through ptx_ice() instead.
+ * Diagnostics (passes/ and passes/llvm/ alike; docs/design.md §2 "Pipeline"): library
+ * code never prints to standard error and never exits. Bad input is a user error: the
+ * function fails and fills a ptx_diag, which the caller (a driver) prints with
+ * ptx_diag_print as `file:line:col: error: message`. A broken invariant inside tidal is
+ * an internal error: ptx_ice() hands the message to the program's fatal handler
+ * (ptx_set_fatal_handler), which reports it and ends the process (the drivers: exit
+ * status 70).
  */
 #ifndef TIDAL_PTX_H
 #define TIDAL_PTX_H
@@ -22,18 +27,39 @@
 /* ---------------------------------------------------------------- diagnostics */
 
 typedef struct ptx_diag {
-    const char *file; /* name used in messages */
-    unsigned line, col;
-    char msg[256];
+    const char *file;   /* name used in messages */
+    unsigned line, col; /* 0: no position (col 0 alone: no column) */
+    char msg[4096];     /* LLVM's messages quote the source line */
     int nerrors;
 } ptx_diag;
 
 void ptx_diag_init(ptx_diag *d, const char *file);
-/* Prints "file:line:col: error: msg\n" to `out`. */
+/* Records an error at line:col (0: none); only the first is kept, later ones are
+ * usually its fallout. */
+void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prints "file:line:col: error: msg\n" ("file:line: error: ..." without a column,
+ * "file: error: ..." without a line) to `out`. */
 void ptx_diag_print(const ptx_diag *d, FILE *out);
 
-/* Internal invariant failure: prints "tidal: internal error: ..." and exits 70. */
+/* What cannot be returned as a ptx_diag: the process must end. */
+typedef enum ptx_fatal_kind {
+    PTX_FATAL_INTERNAL, /* a broken invariant: a bug in tidal (the drivers exit 70) */
+    PTX_FATAL_LLVM,     /* LLVM's fatal-error handler: LLVM cannot go on, e.g. its NVPTX
+                           backend cannot select an instruction of the input (exit 1) */
+} ptx_fatal_kind;
+
+/* Reports `msg` and ends the process; must not return. */
+typedef void (*ptx_fatal_handler)(ptx_fatal_kind kind, const char *msg);
+
+/* The handler ptx_ice and LLVM's fatal errors call; NULL: none, and they abort(). */
+void ptx_set_fatal_handler(ptx_fatal_handler h);
+
+/* Internal invariant failure: the message goes to the fatal handler
+ * (PTX_FATAL_INTERNAL); without one, abort(). Never returns. */
 _Noreturn void ptx_ice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for any kind. */
+_Noreturn void ptx_fatal(ptx_fatal_kind kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---------------------------------------------------------------- tokens */
 

@@ -10,10 +10,6 @@ void ptx_arena_free(ptx_arena *a);
 void *ptx_arena_alloc(ptx_arena *a, size_t n);
 void *ptx_arena_zalloc(ptx_arena *a, size_t n);
 
-/* Records the first error (later ones are ignored). */
-void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 /* Tokenizes m->src into m->toks (terminated by a PTX_TK_EOF token). 0 or -1. */
 int ptx_lex(ptx_module *m, ptx_diag *d);
 

@@ -100,21 +100,41 @@ void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, .
 
 void ptx_diag_print(const ptx_diag *d, FILE *out)
 {
-    if (d->line)
+    if (d->line && d->col)
         fprintf(out, "%s:%u:%u: error: %s\n", d->file, d->line, d->col, d->msg);
+    else if (d->line)
+        fprintf(out, "%s:%u: error: %s\n", d->file, d->line, d->msg);
     else
         fprintf(out, "%s: error: %s\n", d->file, d->msg);
+}
+
+/* ---------------------------------------------------------------- fatal errors */
+
+static ptx_fatal_handler fatal_handler;
+/* The last fatal message, for a debugger or a core file when no handler is installed. */
+static char fatal_message[4096];
+
+void ptx_set_fatal_handler(ptx_fatal_handler h) { fatal_handler = h; }
+
+static _Noreturn void vfatal(ptx_fatal_kind kind, const char *fmt, va_list ap)
+{
+    vsnprintf(fatal_message, sizeof fatal_message, fmt, ap);
+    if (fatal_handler) fatal_handler(kind, fatal_message);
+    abort(); /* no handler, or one that returned: a broken invariant must not go on */
 }
 
 _Noreturn void ptx_ice(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("tidal: internal error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (this is a bug in tidal, not in the input)\n", stderr);
-    va_end(ap);
-    exit(70);
+    vfatal(PTX_FATAL_INTERNAL, fmt, ap);
+}
+
+_Noreturn void ptx_fatal(ptx_fatal_kind kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfatal(kind, fmt, ap);
 }
 
 /* ---------------------------------------------------------------- files */

@@ -1,10 +1,11 @@
-/* tidal_facts.c — what a function does that the tidal rewrite must know:
- * barriers and their forms, exits, warp collectives, shared memory, and the
- * features that make a kernel unsafe to rewrite (clusters, cooperative launch,
- * device-side launch). */
+/* tidal_facts.c — the facts phase: what each function does that the tidal rewrite
+ * must know (barriers and their forms, exits, warp collectives, shared memory, and the
+ * features that make a kernel unsafe to rewrite: clusters, cooperative launch,
+ * device-side launch, names of tidal's), what it does with everything it may call, and
+ * what the module does at module scope. */
 #include "tidal_internal.h"
-
-#include <string.h>
+#include "tidal_abi.h"
+#include "tidal_protocol.h"
 
 bool tidal_text_contains(const char *s, size_t n, const char *needle)
 {
@@ -65,13 +66,17 @@ bool tidal_is_full_barrier(const ptx_module *m, const ptx_stmt *s)
 void tidal_facts_empty(tidal_facts *x)
 {
     memset(x, 0, sizeof *x);
-    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = x->arrive_tok = UINT32_MAX;
+    x->cluster_tok = x->envreg_tok = x->devlaunch_tok = x->prefix_tok = x->arrive_tok = x->ctaid_vector_tok =
+        UINT32_MAX;
 }
 
 void tidal_facts_local(const ptx_func *f, tidal_facts *x)
 {
     const ptx_module *m = f->mod;
     tidal_facts_empty(x);
+    /* Transforms build text with C strings; real PTX never holds a NUL byte. */
+    size_t from = m->toks[f->tok_begin].off, to = m->toks[f->tok_end - 1].off + m->toks[f->tok_end - 1].len;
+    x->nul_byte = memchr(m->src + from, 0, to - from) != NULL;
     for (uint32_t k = 0; k < f->nperf; k++) {
         uint32_t t = f->perf[k].name_tok;
         if ((ptx_tok_is(m, t, ".reqnctapercluster") || ptx_tok_is(m, t, ".explicitcluster") ||
@@ -155,10 +160,14 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
         for (uint32_t t = s->opcode_tok + 1; t < s->tok_end; t++) {
             const ptx_token *k = &m->toks[t];
             if (k->kind != PTX_TK_IDENT || m->src[k->off] != '%') continue;
-            ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, NULL);
+            int comp;
+            ptx_sreg r = ptx_sreg_classify(m->src + k->off, k->len, &comp);
             switch (r) {
             case PTX_SREG_CTAID:
-            case PTX_SREG_NCTAID: x->reads_ctaid = true; break;
+            case PTX_SREG_NCTAID:
+                x->reads_ctaid = true;
+                if (comp < 0 && x->ctaid_vector_tok == UINT32_MAX) x->ctaid_vector_tok = t;
+                break;
             case PTX_SREG_CLUSTERID:
             case PTX_SREG_NCLUSTERID:
             case PTX_SREG_CLUSTER_CTAID:
@@ -175,4 +184,159 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
             }
         }
     }
+}
+
+/* ------------------------------------------------------------ calls */
+
+/* The function a name refers to: its definition when the module has one. A .func may be
+ * declared (prototype, no body) before its callers and defined after them, as LLVM
+ * writes it; the declaration alone would hide what the callee does. */
+static tidal_fn *fn_named(tidal_state *s, uint32_t name_tok)
+{
+    tidal_fn *decl = NULL;
+    for (uint32_t i = 0; i < s->nfns; i++) {
+        const ptx_token *a = &s->m->toks[s->fns[i].f->name_tok], *b = &s->m->toks[name_tok];
+        if (a->len != b->len || memcmp(s->m->src + a->off, s->m->src + b->off, a->len)) continue;
+        if (s->fns[i].f->has_body) return &s->fns[i];
+        if (!decl) decl = &s->fns[i];
+    }
+    return decl;
+}
+
+static uint32_t callee_operand(const ptx_module *m, const ptx_stmt *st)
+{
+    uint32_t ci = st->nops && m->toks[st->ops[0].tok_begin].kind == PTX_TK_PUNCT ? 1 : 0;
+    return ci < st->nops ? st->ops[ci].tok_begin : UINT32_MAX;
+}
+
+static const tidal_facts *closure(tidal_state *s, tidal_fn *fn);
+
+void tidal_callee_facts(tidal_state *s, const ptx_stmt *call, tidal_facts *out)
+{
+    tidal_facts_empty(out);
+    uint32_t ct = callee_operand(s->m, call);
+    if (ct == UINT32_MAX) return;
+    if (s->m->src[s->m->toks[ct].off] == '%') {
+        for (uint32_t k = 0; k < s->nfns; k++)
+            if (!s->fns[k].f->is_entry) tidal_facts_merge(out, closure(s, &s->fns[k]));
+    } else {
+        tidal_fn *callee = fn_named(s, ct);
+        if (callee && callee->f->has_body) tidal_facts_merge(out, closure(s, callee));
+    }
+}
+
+/* Facts of a function and everything it may call. In a cycle of calls the function
+ * met again contributes what it had gathered so far. */
+static const tidal_facts *closure(tidal_state *s, tidal_fn *fn)
+{
+    if (fn->closure_done || fn->visiting) return &fn->closure;
+    fn->visiting = true;
+    fn->closure = fn->local;
+    for (uint32_t i = 0; i < fn->f->nstmts; i++) {
+        const ptx_stmt *st = &fn->f->stmts[i];
+        if (st->kind != PTX_ST_INSTR || st->op_class != PTX_OP_CALL) continue;
+        tidal_facts cf;
+        tidal_callee_facts(s, st, &cf);
+        tidal_facts_merge(&fn->closure, &cf);
+    }
+    fn->visiting = false;
+    fn->closure_done = true;
+    return &fn->closure;
+}
+
+bool tidal_stmt_reaches_barrier(tidal_state *s, const ptx_func *f, uint32_t i)
+{
+    const ptx_stmt *st = &f->stmts[i];
+    if (st->kind != PTX_ST_INSTR) return false;
+    if (st->op_class == PTX_OP_BARRIER) return true;
+    if (st->op_class != PTX_OP_CALL) return false;
+    tidal_facts cf;
+    tidal_callee_facts(s, st, &cf);
+    return cf.cta_barrier;
+}
+
+/* ------------------------------------------------------------ module scope */
+
+static bool reserved_name(const ptx_module *m, uint32_t t)
+{
+    const ptx_token *k = &m->toks[t];
+    const char *p = m->src + k->off;
+    if (k->kind != PTX_TK_IDENT) return false;
+    static const char *const exact[] = {TIDAL_CTL_SYMBOL, TIDAL_MARKER_SYMBOL, "__tidal_launch", TIDAL_SH_SYMBOL, NULL};
+    for (int i = 0; exact[i]; i++)
+        if (k->len == strlen(exact[i]) && !memcmp(p, exact[i], k->len)) return true;
+    static const char *const suffixes[] = {TIDAL_RESHAPED_SUFFIX, TIDAL_NPARAMS_SUFFIX, TIDAL_DSH_SUFFIX, NULL};
+    for (int i = 0; suffixes[i]; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (k->len > sl && !memcmp(p + k->len - sl, suffixes[i], sl)) return true;
+    }
+    size_t fl = strlen(TIDAL_FUNNEL_FUNC);
+    return k->len >= fl && !memcmp(p, TIDAL_FUNNEL_FUNC, fl);
+}
+
+/* A module-scope variable (not one tidal inserted) declared with `directive`. */
+static bool var_declared(const ptx_module *m, const ptx_item *it, const char *directive)
+{
+    if (it->kind != PTX_ITEM_VAR || it->text) return false;
+    for (uint32_t t = it->tok_begin; t < it->name_tok; t++)
+        if (ptx_tok_is(m, t, directive)) return true;
+    return false;
+}
+
+static void module_facts(const ptx_module *m, tidal_module_facts *x)
+{
+    /* Names tidal defines at module scope (__tidal_ctl, the marker, the clones'
+     * *__tidal_reshaped and their __tidal_launch parameter) must be free outside
+     * function bodies: a second run would define them again. The first sign of either
+     * ends the search. */
+    x->reserved_tok = UINT32_MAX;
+    for (uint32_t i = 0; i < m->nitems && x->reserved_tok == UINT32_MAX && !x->rewritten; i++) {
+        const ptx_item *it = &m->items[i];
+        if (it->text) {
+            /* already rewritten in this process (-p tidal,tidal) */
+            if (strstr(it->text, TIDAL_MARKER_SYMBOL)) x->rewritten = true;
+            continue;
+        }
+        uint32_t end = it->tok_end;
+        if (it->kind == PTX_ITEM_FUNC && it->func && it->func->has_body) end = it->func->body_open_tok;
+        for (uint32_t t = it->tok_begin; t < end; t++)
+            if (reserved_name(m, t)) {
+                x->reserved_tok = t;
+                break;
+            }
+    }
+    for (uint32_t i = 0; i < m->nitems; i++) {
+        if (var_declared(m, &m->items[i], ".extern") && var_declared(m, &m->items[i], ".shared"))
+            x->dynamic_shared = true;
+        if (var_declared(m, &m->items[i], ".shared")) x->shared_variables = true;
+    }
+}
+
+/* ------------------------------------------------------------ the phase */
+
+void tidal_phase_facts(tidal_state *s)
+{
+    ptx_module *m = s->m;
+    module_facts(m, &s->mod);
+    s->nfns = ptx_func_count(m);
+    s->fns = calloc(s->nfns + 1, sizeof *s->fns);
+    if (!s->fns) ptx_ice("out of memory");
+    uint32_t nk = 0;
+    for (uint32_t i = 0; i < s->nfns; i++) {
+        tidal_fn *fn = &s->fns[i];
+        fn->f = ptx_func_at(m, i);
+        if (fn->f->has_body)
+            tidal_facts_local(fn->f, &fn->local);
+        else
+            tidal_facts_empty(&fn->local);
+        nk += fn->f->is_entry && fn->f->has_body;
+    }
+    s->kernels = calloc(nk + 1, sizeof *s->kernels);
+    if (!s->kernels) ptx_ice("out of memory");
+    for (uint32_t i = 0; i < s->nfns; i++)
+        if (s->fns[i].f->is_entry && s->fns[i].f->has_body) s->kernels[s->nkernels++].fn = &s->fns[i];
+    /* Kernels first, in module order, then the rest: in a cycle of calls a closure
+     * depends on where the walk entered it, and the kernels' are the ones decided on. */
+    for (uint32_t k = 0; k < s->nkernels; k++) closure(s, s->kernels[k].fn);
+    for (uint32_t i = 0; i < s->nfns; i++) closure(s, &s->fns[i]);
 }

@@ -1,6 +1,5 @@
 /* tidal_file.c — read, parse and rewrite one PTX file: the step tidal-ptxas and
  * tidal-nvcc share (tidal.h, tidal_rewrite_file). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +14,8 @@ void tidal_options_from_env(tidal_options *opt)
     if (a && *a && strcmp(a, "0")) opt->assume_balanced_arrive = true;
 }
 
-ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *tool, const tidal_options *opt,
-                               tidal_report *rep, int *why)
+ptx_module *tidal_rewrite_file(const char *path, const char *shown, const tidal_options *opt, tidal_report *rep,
+                               ptx_diag *diag, int *why)
 {
     size_t len;
     char *src = ptx_read_file(path, &len);
@@ -24,13 +23,12 @@ ptx_module *tidal_rewrite_file(const char *path, const char *shown, const char *
         *why = -1;
         return NULL;
     }
-    ptx_diag d;
-    ptx_module *m = ptx_parse(shown, src, len, &d);
+    ptx_module *m = ptx_parse(shown, src, len, diag);
     free(src);
-    if (m && tidal_run(m, opt, rep, &d) == 0) return m;
-    fprintf(stderr, "%s: warning: ", tool);
-    ptx_diag_print(&d, stderr);
-    ptx_module_free(m);
-    *why = 1;
-    return NULL;
+    if (!m) {
+        *why = 1;
+        return NULL;
+    }
+    tidal_run(m, opt, rep);
+    return m;
 }

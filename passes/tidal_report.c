@@ -43,7 +43,8 @@ void tidal_report_print_text(const tidal_report *r, FILE *out)
                     : k->verbatim_shared  ? ", original entry verbatim (dynamic shared memory: no case b)"
                                           : ", original entry verbatim");
         else
-            fprintf(out, "  refused   %s (line %u): %s: %s\n", k->name, k->line, k->reason, k->detail);
+            fprintf(out, "  refused   %s (line %u): %s: %s\n", k->name, k->line, tidal_reason_name(k->reason),
+                    k->detail);
     }
 }
 
@@ -71,7 +72,7 @@ void tidal_report_print_json(const tidal_report *r, FILE *out)
                     k->original_verbatim ? "true" : "false");
         } else {
             fputs(", \"reason\": ", out);
-            json_str(out, k->reason);
+            json_str(out, tidal_reason_name(k->reason));
             fputs(", \"detail\": ", out);
             json_str(out, k->detail);
         }

@@ -13,18 +13,19 @@
  * with the original one, so blocks moved over refer to the original module. */
 void tl_map_globals(LLVMModuleRef clone, LLVMModuleRef orig)
 {
-    for (LLVMValueRef a = LLVMGetFirstGlobal(clone), b = LLVMGetFirstGlobal(orig); a && b;
-         a = LLVMGetNextGlobal(a), b = LLVMGetNextGlobal(b))
-        LLVMReplaceAllUsesWith(a, b);
-    for (LLVMValueRef a = LLVMGetFirstFunction(clone), b = LLVMGetFirstFunction(orig); a && b;
-         a = LLVMGetNextFunction(a), b = LLVMGetNextFunction(b))
-        LLVMReplaceAllUsesWith(a, b);
-    for (LLVMValueRef a = LLVMGetFirstGlobalAlias(clone), b = LLVMGetFirstGlobalAlias(orig); a && b;
-         a = LLVMGetNextGlobalAlias(a), b = LLVMGetNextGlobalAlias(b))
-        LLVMReplaceAllUsesWith(a, b);
-    for (LLVMValueRef a = LLVMGetFirstGlobalIFunc(clone), b = LLVMGetFirstGlobalIFunc(orig); a && b;
-         a = LLVMGetNextGlobalIFunc(a), b = LLVMGetNextGlobalIFunc(b))
-        LLVMReplaceAllUsesWith(a, b);
+    static const struct {
+        LLVMValueRef (*first)(LLVMModuleRef);
+        LLVMValueRef (*next)(LLVMValueRef);
+    } lists[] = {
+        {LLVMGetFirstGlobal, LLVMGetNextGlobal},
+        {LLVMGetFirstFunction, LLVMGetNextFunction},
+        {LLVMGetFirstGlobalAlias, LLVMGetNextGlobalAlias},
+        {LLVMGetFirstGlobalIFunc, LLVMGetNextGlobalIFunc},
+    };
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (LLVMValueRef a = lists[k].first(clone), b = lists[k].first(orig); a && b;
+             a = lists[k].next(a), b = lists[k].next(b))
+            LLVMReplaceAllUsesWith(a, b);
 }
 
 LLVMValueRef tl_nth_function(LLVMModuleRef m, unsigned idx)

@@ -9,21 +9,12 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------ small helpers */
-
-void tl_fmt(char *buf, size_t n, const char *fmt, ...)
-{
-    if (!n) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-}
 
 const char *tl_keep(tidal_llvm_module *m, char *s)
 {
@@ -84,26 +75,11 @@ const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len)
     return LLVMGetStringAttributeValue(a, len);
 }
 
-/* ------------------------------------------------------------ detection */
-
-bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len)
-{
-    const unsigned char *u = (const unsigned char *)buf;
-    if (len >= 4 && u[0] == 'B' && u[1] == 'C' && u[2] == 0xC0 && u[3] == 0xDE) return true;
-    if (len >= 4 && u[0] == 0xDE && u[1] == 0xC0 && u[2] == 0x17 && u[3] == 0x0B) return true; /* wrapper */
-    size_t pl = path ? strlen(path) : 0;
-    if (pl > 3 && (!strcmp(path + pl - 3, ".ll") || !strcmp(path + pl - 3, ".bc"))) return true;
-    return false;
-}
-
 /* ------------------------------------------------------------ parse */
 
-static void fatal_handler(const char *reason)
-{
-    fprintf(stderr, "tidal-opt: error: LLVM: %s\n", reason);
-    fflush(stderr);
-    _exit(1);
-}
+/* LLVM cannot go on after a fatal error (and ends the process itself if this returns):
+ * the program's fatal handler reports it (ptx.h). */
+static void fatal_handler(const char *reason) { ptx_fatal(PTX_FATAL_LLVM, "%s", reason); }
 
 static void init_llvm(void)
 {
@@ -117,22 +93,30 @@ static void init_llvm(void)
     LLVMInitializeNVPTXAsmPrinter();
 }
 
-/* LLVM's diagnostic: "name:line:col: error: msg\n<source line>\n<caret>" for
- * text; bitcode errors have no position. Print it as file:line:col: error:. */
-static void print_llvm_diag(const char *name, const char *msg, FILE *err)
+/* LLVM's diagnostic, "name:line:col: error: msg\n<source line>\n<caret>" for text,
+ * into d: its position, and the rest as the message. Bitcode errors have no position
+ * (1:1 then; a leading "name: " and "error: " are LLVM's, dropped). */
+static void llvm_diag(ptx_diag *d, const char *name, const char *msg)
 {
     size_t nl = strlen(name);
-    if (!strncmp(msg, name, nl) && msg[nl] == ':' && msg[nl + 1] >= '0' && msg[nl + 1] <= '9') {
-        fputs(msg, err);
-        if (!*msg || msg[strlen(msg) - 1] != '\n') fputc('\n', err);
-        return;
+    unsigned line = 1, col = 1;
+    if (!strncmp(msg, name, nl) && msg[nl] == ':' && isdigit((unsigned char)msg[nl + 1])) {
+        char *end;
+        unsigned long l = strtoul(msg + nl + 1, &end, 10), c = 0;
+        if (*end == ':' && isdigit((unsigned char)end[1])) c = strtoul(end + 1, &end, 10);
+        if (!strncmp(end, ": error: ", 9)) {
+            line = (unsigned)l;
+            col = (unsigned)c;
+            msg = end + 9;
+        }
+    } else {
+        if (!strncmp(msg, name, nl) && msg[nl] == ':') msg += nl + 1;
+        while (*msg == ' ') msg++;
+        if (!strncmp(msg, "error: ", 7)) msg += 7;
     }
-    /* strip a leading "name: " and an "error: " LLVM may have put there */
-    if (!strncmp(msg, name, nl) && msg[nl] == ':') msg += nl + 1;
-    while (*msg == ' ') msg++;
-    if (!strncmp(msg, "error: ", 7)) msg += 7;
-    fprintf(err, "%s:1:1: error: %s", name, msg);
-    if (!*msg || msg[strlen(msg) - 1] != '\n') fputc('\n', err);
+    size_t n = strlen(msg);
+    if (n && msg[n - 1] == '\n') n--; /* ptx_diag_print ends the line */
+    ptx_diag_error(d, line, col, "%.*s", (int)n, msg);
 }
 
 static bool is_kernel_cc(LLVMValueRef f) { return LLVMGetFunctionCallConv(f) == TL_PTX_KERNEL_CC; }
@@ -179,7 +163,7 @@ static void find_kernels(tidal_llvm_module *m)
     free(annotated);
 }
 
-tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, FILE *err)
+tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, ptx_diag *d)
 {
     init_llvm();
     tidal_llvm_module *m = calloc(1, sizeof *m);
@@ -190,7 +174,7 @@ tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t le
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(buf, len, name);
     char *msg = NULL;
     if (LLVMParseIRInContext2(m->ctx, mb, &m->mod, &msg)) {
-        print_llvm_diag(name, msg ? msg : "cannot read LLVM IR", err);
+        llvm_diag(d, name, msg ? msg : "cannot read LLVM IR");
         LLVMDisposeMessage(msg);
         LLVMDisposeMemoryBuffer(mb);
         m->mod = NULL;
@@ -200,7 +184,7 @@ tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t le
     LLVMDisposeMessage(msg);
     LLVMDisposeMemoryBuffer(mb);
     /* Code generation assumes valid IR: check first. */
-    if (tidal_llvm_verify(m, err)) {
+    if (tidal_llvm_verify(m, d)) {
         tidal_llvm_free(m);
         return NULL;
     }
@@ -208,10 +192,10 @@ tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t le
     const char *triple = LLVMGetTarget(m->mod);
     tl = strlen(triple);
     if (tl && strncmp(triple, "nvptx", 5)) {
-        fprintf(err,
-                "%s:1:1: error: not an NVPTX module (target triple '%s'); tidal reads NVVM IR "
-                "(nvptx64-nvidia-cuda)\n",
-                name, triple);
+        ptx_diag_error(d, 1, 1,
+                       "not an NVPTX module (target triple '%s'); tidal reads NVVM IR "
+                       "(nvptx64-nvidia-cuda)",
+                       triple);
         tidal_llvm_free(m);
         return NULL;
     }
@@ -245,12 +229,14 @@ const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i)
     return i < m->nkernels ? tl_value_name(m->kernels[i]) : NULL;
 }
 
-int tidal_llvm_verify(tidal_llvm_module *m, FILE *err)
+int tidal_llvm_verify(tidal_llvm_module *m, ptx_diag *d)
 {
     char *msg = NULL;
     if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
-        fprintf(err, "%s:1:1: error: invalid LLVM IR: %s", m->name, msg ? msg : "(no message)\n");
-        if (msg && *msg && msg[strlen(msg) - 1] != '\n') fputc('\n', err);
+        const char *text = msg ? msg : "(no message)";
+        size_t n = strlen(text);
+        if (n && text[n - 1] == '\n') n--; /* ptx_diag_print ends the line */
+        ptx_diag_error(d, 1, 1, "invalid LLVM IR: %.*s", (int)n, text);
         LLVMDisposeMessage(msg);
         return -1;
     }
@@ -288,14 +274,14 @@ static char *module_ptx_feature(LLVMModuleRef mod)
     return strdup("+ptx90");
 }
 
-LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen)
+LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, ptx_diag *d)
 {
     init_llvm();
     const char *triple = LLVMGetTarget(m->mod);
     LLVMTargetRef t = NULL;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(triple, &t, &msg)) {
-        tl_fmt(err, errlen, "no NVPTX target for '%s': %s", triple, msg ? msg : "");
+        ptx_diag_error(d, 0, 0, "no NVPTX target for '%s': %s", triple, msg ? msg : "");
         LLVMDisposeMessage(msg);
         return NULL;
     }
@@ -305,7 +291,7 @@ LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, c
     char *feat = module_ptx_feature(m->mod);
     if (!cpu || !feat) tl_oom();
     if (strncmp(cpu, "sm_", 3)) {
-        tl_fmt(err, errlen, "unknown GPU architecture '%s' (expected sm_NN, e.g. sm_90a)", cpu);
+        ptx_diag_error(d, 0, 0, "unknown GPU architecture '%s' (expected sm_NN, e.g. sm_90a)", cpu);
         free(cpu);
         free(feat);
         return NULL;
@@ -314,12 +300,12 @@ LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, c
         LLVMCreateTargetMachine(t, triple, cpu, feat, LLVMCodeGenLevelDefault, LLVMRelocDefault, LLVMCodeModelDefault);
     free(cpu);
     free(feat);
-    if (!tm) tl_fmt(err, errlen, "cannot create an NVPTX target machine for '%s'", triple);
+    if (!tm) ptx_diag_error(d, 0, 0, "cannot create an NVPTX target machine for '%s'", triple);
     return tm;
 }
 
 /* Emits PTX for mod (which code generation changes: pass a copy). */
-char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen)
+char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, ptx_diag *d)
 {
     /* One CPU for the whole module: the function attributes would override
      * the target machine's (and the .target line comes from the latter). */
@@ -335,7 +321,7 @@ char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char 
     char *msg = NULL;
     LLVMMemoryBufferRef out = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &out)) {
-        tl_fmt(err, errlen, "NVPTX code generation failed: %s", msg ? msg : "(no message)");
+        ptx_diag_error(d, 0, 0, "NVPTX code generation failed: %s", msg ? msg : "(no message)");
         LLVMDisposeMessage(msg);
         return NULL;
     }
@@ -350,12 +336,12 @@ char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char 
     return text;
 }
 
-char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, char *err, size_t errlen)
+char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, ptx_diag *d)
 {
-    LLVMTargetMachineRef tm = tl_target_machine(m, arch, err, errlen);
+    LLVMTargetMachineRef tm = tl_target_machine(m, arch, d);
     if (!tm) return NULL;
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
-    char *text = tl_emit_ptx(copy, tm, len, err, errlen);
+    char *text = tl_emit_ptx(copy, tm, len, d);
     LLVMDisposeModule(copy);
     LLVMDisposeTargetMachine(tm);
     return text;

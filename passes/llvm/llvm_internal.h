@@ -3,7 +3,7 @@
 #define TIDAL_LLVM_INTERNAL_H
 
 #include "tidal_llvm.h"
-#include "ptx.h"
+#include "ptx_internal.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -40,7 +40,6 @@ typedef enum tl_callee_kind {
 tl_callee_kind tl_classify_callee(LLVMValueRef callee, ptx_sreg *sreg);
 LLVMValueRef tl_call_callee(LLVMValueRef call);
 
-void tl_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int vasprintf_portable(char **out, const char *fmt, va_list ap);
 const char *tl_keep(tidal_llvm_module *m, char *s);
 const char *tl_keepf(tidal_llvm_module *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -49,14 +48,15 @@ const char *tl_value_name(LLVMValueRef v);
 bool tl_name_is(LLVMValueRef v, const char *s);
 const char *tl_fn_string_attr(LLVMValueRef f, const char *key, unsigned *len);
 
-LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, char *err, size_t errlen);
-char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, char *err, size_t errlen);
+LLVMTargetMachineRef tl_target_machine(tidal_llvm_module *m, const char *arch, ptx_diag *d);
+char *tl_emit_ptx(LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t *len, ptx_diag *d);
 
 /* The IR-level tidal transform (tidal_llvm_tidal in llvm_tidal.c). */
 
 typedef struct verdict {
     bool ok;
-    const char *reason, *detail;
+    tidal_reason reason;
+    const char *detail;
     tidal_exit_mode exit_mode;
     unsigned between; /* barrier between logical blocks */
     unsigned bar_id;  /* tidal's barrier id */
@@ -64,7 +64,7 @@ typedef struct verdict {
 
 /* llvm_verdict.c */
 int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
-                    bool *big_shared, char *err, size_t errlen);
+                    bool *big_shared, ptx_diag *d);
 bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v);
 
 typedef struct irb {

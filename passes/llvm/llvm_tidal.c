@@ -103,8 +103,7 @@ static unsigned define_line(tidal_llvm_module *m, const char *name)
 
 /* ------------------------------------------------------------ the pass */
 
-int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
-                     size_t errlen)
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, ptx_diag *d)
 {
     memset(rep, 0, sizeof *rep);
     rep->file = m->name;
@@ -113,12 +112,12 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
     if (!m->report) tl_oom();
     rep->kernels = m->report;
     rep->nkernels = m->nkernels;
-    LLVMTargetMachineRef tm = tl_target_machine(m, arch, err, errlen);
+    LLVMTargetMachineRef tm = tl_target_machine(m, arch, d);
     if (!tm) return -1;
     verdict *v = calloc(m->nkernels + 1, sizeof *v);
     if (!v) tl_oom();
     bool big_shared = false;
-    if (m->nkernels && tl_ptx_verdicts(m, tm, opt, v, &big_shared, err, errlen)) {
+    if (m->nkernels && tl_ptx_verdicts(m, tm, opt, v, &big_shared, d)) {
         free(v);
         LLVMDisposeTargetMachine(tm);
         return -1;
@@ -129,7 +128,7 @@ int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options
         if (!v[i].ok) continue;
         if (debug_info) {
             v[i].ok = false;
-            v[i].reason = "ir-debug-info";
+            v[i].reason = TIDAL_REFUSE_IR_DEBUG_INFO;
             v[i].detail = "the module has debug info, which the IR rewrite does not carry over (use --emit=ptx)";
         } else if (!tl_ir_checks(m, m->kernels[i], &v[i])) {
             v[i].ok = false;

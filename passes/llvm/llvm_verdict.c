@@ -1,30 +1,32 @@
 /* llvm_verdict.c — which kernels the IR-level tidal transform may rewrite: the
- * PTX pass's verdict on a lowered copy of the module, then the IR-level checks
- * (what the IR rewrite cannot take although the PTX pass can). */
+ * PTX pass's plan for a lowered copy of the module, then the IR-level checks
+ * (what the IR rewrite cannot take although the PTX pass can). Reasons come from the
+ * one refusal table (passes/tidal_refusal.c). */
 #include "llvm_internal.h"
+#include "tidal_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------ the PTX verdict */
 
-/* Lowers a copy of the module, runs the PTX pass on it, and fills v[i] for
- * kernel i (exit mode and tidal's barrier id from the pass's report). Also says
- * whether the module has dynamic shared memory. */
+/* Lowers a copy of the module, runs the PTX pass's phases up to its plan on it, and
+ * fills v[i] for kernel i (the verdict, exit mode and tidal's barrier id from the plan).
+ * Also says whether the module has dynamic shared memory. */
 int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_options *opt, verdict *v,
-                    bool *big_shared, char *err, size_t errlen)
+                    bool *big_shared, ptx_diag *d)
 {
     LLVMModuleRef copy = LLVMCloneModule(m->mod);
     size_t len;
-    char *text = tl_emit_ptx(copy, tm, &len, err, errlen);
+    char *text = tl_emit_ptx(copy, tm, &len, d);
     LLVMDisposeModule(copy);
     if (!text) return -1;
     *big_shared = strstr(text, ".extern .shared") != NULL;
-    ptx_diag d;
-    ptx_module *pm = ptx_parse(m->name, text, len, &d);
+    ptx_diag pd;
+    ptx_module *pm = ptx_parse(m->name, text, len, &pd);
     free(text);
     if (!pm) {
-        tl_fmt(err, errlen, "the PTX that LLVM emitted does not parse (line %u: %s)", d.line, d.msg);
+        ptx_diag_error(d, 0, 0, "the PTX that LLVM emitted does not parse (line %u: %s)", pd.line, pd.msg);
         return -1;
     }
     tidal_report rep;
@@ -32,11 +34,8 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
      * (the IR rewrite builds its own entries) */
     tidal_options po = TIDAL_OPTIONS_DEFAULT;
     if (opt) po.assume_balanced_arrive = opt->assume_balanced_arrive;
-    if (tidal_run(pm, &po, &rep, &d)) {
-        tl_fmt(err, errlen, "the PTX tidal pass failed on the lowered module (line %u: %s)", d.line, d.msg);
-        ptx_module_free(pm);
-        return -1;
-    }
+    tidal_pipeline decide = {.last = TIDAL_PHASE_PLAN};
+    tidal_run_pipeline(pm, &po, &decide, &rep);
     for (unsigned i = 0; i < m->nkernels; i++) {
         const char *name = tl_value_name(m->kernels[i]);
         const tidal_kernel_report *k = NULL;
@@ -45,10 +44,10 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
         verdict *x = &v[i];
         memset(x, 0, sizeof *x);
         if (!k) {
-            x->reason = "ir-ptx-name";
+            x->reason = TIDAL_REFUSE_IR_PTX_NAME;
             x->detail = tl_keepf(m, "no PTX .entry named '%s' in the lowered module", name);
         } else if (k->verdict != TIDAL_REWRITTEN) {
-            x->reason = tl_keep(m, strdup(k->reason));
+            x->reason = k->reason;
             x->detail = tl_keepf(m, "%s (in the PTX lowered from the IR)", k->detail);
         } else {
             x->ok = true;
@@ -63,27 +62,21 @@ int tl_ptx_verdicts(tidal_llvm_module *m, LLVMTargetMachineRef tm, const tidal_o
 
 /* ------------------------------------------------------------ IR-level checks */
 
-static bool asm_text_has(const char *s, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= n; i++)
-        if (!memcmp(s + i, needle, k)) return true;
-    return false;
-}
-
 /* What functions called from f (transitively; not f itself) do: read
- * %ctaid/%nctaid, or end the thread with llvm.nvvm.exit. The PTX pass checks the
- * same on the lowered module; the IR rewrite checks the IR's own callees too,
- * because it substitutes the logical ids only in the kernel's body and the IR it
+ * %ctaid/%nctaid, or end the thread with llvm.nvvm.exit, as the PTX pass's facts
+ * (exit_instr, reads_ctaid), judged by its rule (tidal_callee_refusal). The PTX pass
+ * applies it to the lowered module; the IR rewrite applies it to the IR's own callees
+ * too, because it substitutes the logical ids only in the kernel's body and the IR it
  * edits is not the lowered module. (This check found a PTX-pass bug, since fixed:
  * test/lit/llvm/ptx_forward_declared_callee.ll.) */
-typedef struct callee_facts {
+typedef struct ir_callees {
     LLVMValueRef *seen;
     unsigned nseen, cap;
-    const char *ctaid_in, *exit_in;
-} callee_facts;
+    tidal_facts facts;
+    const char *ctaid_in, *exit_in; /* the first callee that does it */
+} ir_callees;
 
-static void callees(callee_facts *cf, LLVMValueRef f, bool self)
+static void callees(ir_callees *cf, LLVMValueRef f, bool self)
 {
     for (unsigned i = 0; i < cf->nseen; i++)
         if (cf->seen[i] == f) return;
@@ -99,10 +92,14 @@ static void callees(callee_facts *cf, LLVMValueRef f, bool self)
             LLVMValueRef callee = tl_call_callee(i);
             ptx_sreg r;
             tl_callee_kind k = tl_classify_callee(callee, &r);
-            if (!self && k == TL_CALL_SREG && (r == PTX_SREG_CTAID || r == PTX_SREG_NCTAID) && !cf->ctaid_in)
+            if (!self && k == TL_CALL_SREG && (r == PTX_SREG_CTAID || r == PTX_SREG_NCTAID) && !cf->ctaid_in) {
+                cf->facts.reads_ctaid = true;
                 cf->ctaid_in = tl_value_name(f);
-            if (!self && k == TL_CALL_INTRINSIC && tl_name_is(callee, "llvm.nvvm.exit") && !cf->exit_in)
+            }
+            if (!self && k == TL_CALL_INTRINSIC && tl_name_is(callee, "llvm.nvvm.exit") && !cf->exit_in) {
+                cf->facts.exit_instr = true;
                 cf->exit_in = tl_value_name(f);
+            }
             if (k == TL_CALL_FUNCTION && !LLVMIsDeclaration(callee)) callees(cf, callee, false);
             if (k == TL_CALL_INDIRECT) /* any function of the module */
                 for (LLVMValueRef g = LLVMGetFirstFunction(LLVMGetGlobalParent(f)); g; g = LLVMGetNextFunction(g))
@@ -127,31 +124,28 @@ static bool name_has_suffix(LLVMValueRef v, const char *suf)
 /* What the IR rewrite cannot take although the PTX pass can. */
 bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v)
 {
-    callee_facts cf = {0};
+    ir_callees cf = {0};
+    tidal_facts_empty(&cf.facts);
     callees(&cf, f, true);
     free(cf.seen);
-    if (cf.exit_in) {
-        v->reason = "exit-in-callee";
+    v->reason = tidal_callee_refusal(&cf.facts);
+    if (v->reason == TIDAL_REFUSE_EXIT_IN_CALLEE)
         v->detail = tl_keepf(m, "calls a function that may execute 'exit' (llvm.nvvm.exit in @%s)", cf.exit_in);
-        return false;
-    }
-    if (cf.ctaid_in) {
-        v->reason = "callee-reads-ctaid";
+    else if (v->reason == TIDAL_REFUSE_CALLEE_READS_CTAID)
         v->detail = tl_keepf(m, "calls a function that reads %%ctaid/%%nctaid (@%s)", cf.ctaid_in);
-        return false;
-    }
+    if (v->reason != TIDAL_REASON_NONE) return false;
     bool funnel = v->exit_mode == TIDAL_EXIT_FUNNEL;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b)) {
         LLVMValueRef t = LLVMGetBasicBlockTerminator(b);
         if (t && LLVMGetInstructionOpcode(t) == LLVMRet && LLVMGetNumOperands(t) != 0) {
-            v->reason = "ir-unsupported";
+            v->reason = TIDAL_REFUSE_IR_UNSUPPORTED;
             v->detail = "the kernel returns a value";
             return false;
         }
         for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
             LLVMOpcode op = LLVMGetInstructionOpcode(i);
             if (op == LLVMIndirectBr || op == LLVMCallBr) {
-                v->reason = "ir-unsupported";
+                v->reason = TIDAL_REFUSE_IR_UNSUPPORTED;
                 v->detail = tl_keepf(m, "'%s' in the kernel", op == LLVMIndirectBr ? "indirectbr" : "callbr");
                 return false;
             }
@@ -162,8 +156,8 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v)
                 const char *s = LLVMGetInlineAsmAsmString(callee, &n);
                 static const char *const bad[] = {"ctaid", "exit", "ret", "bar", "gridid", NULL};
                 for (int k = 0; bad[k]; k++)
-                    if (asm_text_has(s, n, bad[k])) {
-                        v->reason = "ir-inline-asm";
+                    if (tidal_text_contains(s, n, bad[k])) {
+                        v->reason = TIDAL_REFUSE_IR_INLINE_ASM;
                         v->detail = tl_keepf(m,
                                              "inline asm mentions '%s' (the IR rewrite does not edit asm text; "
                                              "use --emit=ptx)",
@@ -173,11 +167,11 @@ bool tl_ir_checks(tidal_llvm_module *m, LLVMValueRef f, verdict *v)
             } else if (funnel && LLVMIsAFunction(callee) && name_has_prefix(callee, "llvm.nvvm.barrier.cta.red.") &&
                        name_has_suffix(callee, ".all")) {
                 /* the PTX pass refuses these too; checked here so the funnel never meets one */
-                v->reason = "ir-barrier-funnel";
+                v->reason = TIDAL_REFUSE_IR_BARRIER_FUNNEL;
                 v->detail = tl_keepf(m, "the barrier funnel takes plain full barriers, not %s", tl_value_name(callee));
                 return false;
             } else if (LLVMIsAFunction(callee) && tl_name_is(callee, "llvm.nvvm.exit")) {
-                v->reason = "ir-unsupported";
+                v->reason = TIDAL_REFUSE_IR_UNSUPPORTED;
                 v->detail = "calls llvm.nvvm.exit in the kernel (use --emit=ptx)";
                 return false;
             }

@@ -8,7 +8,11 @@
  *    kernel that the PTX pass accepts on the lowered module is rewritten with the
  *    PTX pass's skeleton around the same protocol snippets (passes/tidal_protocol.c,
  *    here as inline asm; abi/tidal_abi.h); the others stay as they were.
- * docs/design.md, "The LLVM-IR path". */
+ * docs/design.md, "The LLVM-IR path".
+ *
+ * Diagnostics as in ptx.h: a function that fails fills the caller's ptx_diag (its file
+ * set by ptx_diag_init: the input's name) and prints nothing; LLVM's own fatal errors
+ * go to the fatal handler (PTX_FATAL_LLVM). */
 #ifndef TIDAL_LLVM_H
 #define TIDAL_LLVM_H
 
@@ -20,13 +24,9 @@
 
 typedef struct tidal_llvm_module tidal_llvm_module;
 
-/* LLVM bitcode (raw 'BC' 0xC0DE or the 0x0B17C0DE wrapper), or a file named
- * *.ll / *.bc. */
-bool tidal_llvm_looks_like_ir(const char *path, const char *buf, size_t len);
-
-/* Parses and verifies IR. On error writes "file:line:col: error: ..." (the
- * LLVM diagnostic) to err and returns NULL. */
-tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, FILE *err);
+/* Parses and verifies IR. NULL on error, with LLVM's diagnostic in d (its position, or
+ * 1:1 where LLVM gives none, as for bitcode). */
+tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, ptx_diag *d);
 void tidal_llvm_free(tidal_llvm_module *m);
 
 /* Number of kernels and their names, in module order. */
@@ -35,17 +35,16 @@ const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i);
 
 /* Lowers a copy of the module to PTX with the NVPTX target. arch: "sm_90a", or
  * NULL for the kernels' "target-cpu" (else sm_90a). Returns malloc'd text (NUL
- * terminated, *len without the NUL), or NULL with a message in err. */
-char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, char *err, size_t errlen);
+ * terminated, *len without the NUL), or NULL with the reason in d. */
+char *tidal_llvm_to_ptx(tidal_llvm_module *m, const char *arch, size_t *len, ptx_diag *d);
 
-/* The LLVM verifier: 0, or -1 with the message on err. */
-int tidal_llvm_verify(tidal_llvm_module *m, FILE *err);
+/* The LLVM verifier: 0, or -1 with its message in d (at 1:1). */
+int tidal_llvm_verify(tidal_llvm_module *m, ptx_diag *d);
 
 /* The tidal transform at IR level. opt: NULL for the defaults; of its fields the IR
  * level reads assume_balanced_arrive (it always has case b and a clone). rep is owned by
- * m. 0, or -1 with a message in err. */
-int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, char *err,
-                     size_t errlen);
+ * m. 0, or -1 with the reason in d. */
+int tidal_llvm_tidal(tidal_llvm_module *m, const char *arch, const tidal_options *opt, tidal_report *rep, ptx_diag *d);
 
 /* --stats for IR: per function, instructions, blocks, barriers, calls, sreg reads. */
 void tidal_llvm_stats(tidal_llvm_module *m, FILE *out);

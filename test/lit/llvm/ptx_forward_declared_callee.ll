@@ -3,8 +3,8 @@
 ; LLVM declares a .func before the kernel that calls it and defines it after.
 ; The PTX pass used to match the call to the body-less declaration, see no
 ; %ctaid read in the callee and rewrite the kernel, whose callee then read the
-; physical %ctaid; it now looks up the definition (passes/tidal_rewrite.c,
-; info_of; test/lit/tidal/refuse_callee_declared_first.ptx).
+; physical %ctaid; it now looks up the definition (passes/tidal_facts.c,
+; fn_named; test/lit/tidal/refuse_callee_declared_first.ptx).
 
 target triple = "nvptx64-nvidia-cuda"
 
