@@ -21,17 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "../probes/probe_check.h"
 #include "tidal.h"
 #include "tidal_l2.h"
 
-#define RK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 #define TK(x)                                                                                                   \
     do {                                                                                                        \
         int s_ = (x);                                                                                           \

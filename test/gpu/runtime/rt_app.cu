@@ -1145,12 +1145,13 @@ static void policy_gslice()
 }
 
 // ---------------------------------------------------------------- L2 sides
-// One thread touches lines [first, first + n) of buf, 4 KiB apart (half of them homed on
-// each L2 side); with `time`, *sum gets its summed L2-hit latency in cycles (the load's
+// One thread touches the first line of 4 KiB blocks [first, first + n) (half of them homed
+// on each L2 side) of a plain buffer at base (flips NULL) or of side `side`'s half of a
+// tidal_l2mem; with `time`, *sum gets their summed L2-hit latency in cycles (the load's
 // address depends on the first clock read, the shared store on the load, so the clock
 // reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
-__global__ void l2_lines(const char *buf, unsigned first, unsigned n, int time, unsigned long long zero,
-                         unsigned long long *sum, unsigned *where)
+__global__ void l2_touch(unsigned long long base, const uint32_t *flips, unsigned side, unsigned first, unsigned n,
+                         int time, unsigned long long zero, unsigned long long *sum, unsigned *where)
 {
     __shared__ volatile unsigned sink;
     if (threadIdx.x || blockIdx.x) return;
@@ -1159,7 +1160,8 @@ __global__ void l2_lines(const char *buf, unsigned first, unsigned n, int time, 
     *where = sm;
     unsigned long long acc = 0;
     for (unsigned i = first; i < first + n; i++) {
-        const char *p = buf + (size_t)i * 4096;
+        unsigned long long o = (unsigned long long)i * 4096;
+        const char *p = (const char *)(flips ? tidal_l2_addr(base, flips, side, o) : base + o);
         unsigned long long t0, t1;
         unsigned v;
         asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
@@ -1209,10 +1211,10 @@ static void mode_l2side()
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
     const char *buf = (const char *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
-    l2_lines<<<1, 32, 0, sa>>>(buf, 0, 512, 0, 0, sums, where);          // side 0 loads every line
-    l2_lines<<<1, 32, 0, sa>>>(buf, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
+    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 512, 0, 0, sums, where);          // side 0 loads every line
+    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
     CK(cudaStreamSynchronize(sa));
-    l2_lines<<<1, 32, 0, sb>>>(buf, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
+    l2_touch<<<1, 32, 0, sb>>>((uintptr_t)buf, nullptr, 0, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
@@ -1248,30 +1250,6 @@ __global__ void l2_check(unsigned long long base, const uint32_t *flips, unsigne
          w += (unsigned long long)gridDim.x * blockDim.x)
         n += *(const unsigned *)tidal_l2_addr(base, flips, side, w * 4) != ((unsigned)w ^ x);
     if (n) atomicAdd(bad, n);
-}
-
-// One thread touches the first line of logical blocks [0, n) of side `side`'s half; with
-// `time`, *sum gets the summed L2-hit latency (as l2_lines).
-__global__ void l2_half_lines(unsigned long long base, const uint32_t *flips, unsigned side, unsigned n, int time,
-                              unsigned long long zero, unsigned long long *sum, unsigned *where)
-{
-    __shared__ volatile unsigned sink;
-    if (threadIdx.x || blockIdx.x) return;
-    unsigned sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    *where = sm;
-    unsigned long long acc = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const char *p = (const char *)tidal_l2_addr(base, flips, side, (unsigned long long)i * 4096);
-        unsigned long long t0, t1;
-        unsigned v;
-        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
-        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + (t0 & zero)) : "memory");
-        sink = v;
-        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1)::"memory");
-        acc += t1 - t0;
-    }
-    if (time) *sum = acc;
 }
 
 static void mode_l2mem()
@@ -1312,11 +1290,11 @@ static void mode_l2mem()
     unsigned *where;
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
-    l2_half_lines<<<1, 32, 0, sa>>>(L.base, flips, 0, 256, 0, 0, sums, where);
-    l2_half_lines<<<1, 32, 0, sa>>>(L.base, flips, 1, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 0, 0, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 1, 0, 256, 0, 0, sums, where);
     CK(cudaStreamSynchronize(sa));
-    l2_half_lines<<<1, 32, 0, sb>>>(L.base, flips, 0, 256, 1, 0, sums, where + 1);
-    l2_half_lines<<<1, 32, 0, sb>>>(L.base, flips, 1, 256, 1, 0, sums + 1, where + 2);
+    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 0, 0, 256, 1, 0, sums, where + 1);
+    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 1, 0, 256, 1, 0, sums + 1, where + 2);
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
