@@ -418,108 +418,85 @@ def lineres(out, rep, grain):
     rep.say("")
 
 
-def do_iso(out, rep):
-    path = os.path.join(out, "iso.csv")
+STATS = ("ls_median", "ls_p90", "ls_p99", "be_gbs")
+
+
+def iso_table(out, rep, csvname, keycols, title, notes, png):
+    """One isolation experiment's CSV: a row per configuration (keycols), the median of each
+    statistic over its runs, and a plot. Returns {configuration: (median, p90, p99, GB/s)}."""
+    path = os.path.join(out, csvname)
     if not os.path.exists(path):
-        rep.say("iso: no iso.csv")
+        rep.say("%s: no %s" % (title.split(":")[0], csvname))
         return None
     with open(path) as f:
         rows = list(csv.DictReader(f))
-    rep.say("## iso: LS DRAM latency (one thread, lines touched once) next to a BE stream")
+    rep.say("## " + title)
     rep.say("")
-    rep.say("| LS on | BE on | LS median (cycles) | LS p90 | LS p99 | BE GB/s | runs |")
-    rep.say("|---|---|---|---|---|---|---|")
-    keys = []
-    for r in rows:
-        k = (r["ls_set"], r["be_set"])
-        if k not in keys:
-            keys.append(k)
-    agg = {}
-    for k in keys:
-        sel = [r for r in rows if (r["ls_set"], r["be_set"]) == k]
-        med = np.median([float(r["ls_median"]) for r in sel])
-        p90 = np.median([float(r["ls_p90"]) for r in sel])
-        p99 = np.median([float(r["ls_p99"]) for r in sel])
-        bw = np.median([float(r["be_gbs"]) for r in sel])
-        agg[k] = (med, p90, p99, bw)
-        rep.say("| %s | %s | %.0f | %.0f | %.0f | %.1f | %d |" % (k[0], k[1], med, p90, p99, bw, len(sel)))
-    rep.say("")
-    if ("A", "B") in agg and ("all", "all") in agg and ("A", "none") in agg:
-        a_b, all_all, alone = agg[("A", "B")], agg[("all", "all")], agg[("A", "none")]
-        inc_col = a_b[0] - alone[0]
-        inc_all = all_all[0] - agg[("all", "none")][0] if ("all", "none") in agg else float("nan")
-        rep.say("LS median increase under BE: colored (A next to B) %+.0f cycles, uncolored (all next to all) %+.0f; "
-                "avoided %.0f%%; BE bandwidth colored %.1f vs all %.1f GB/s" % (
-                    inc_col, inc_all, 100 * (1 - inc_col / inc_all) if inc_all > 0 else float("nan"), a_b[3],
-                    all_all[3]))
+    for n in notes:
+        rep.say(n)
         rep.say("")
-    if plt and agg:
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        labels = ["LS %s / BE %s" % k for k in keys]
-        ax.bar(range(len(keys)), [agg[k][0] for k in keys], label="median")
-        ax.scatter(range(len(keys)), [agg[k][2] for k in keys], color="k", marker="_", s=200, label="p99")
-        ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels(labels, rotation=20, fontsize=7)
-        ax.set_ylabel("LS DRAM latency (cycles)")
-        ax2 = ax.twinx()
-        ax2.plot(range(len(keys)), [agg[k][3] for k in keys], "r.-", label="BE GB/s")
-        ax2.set_ylabel("BE GB/s", color="r")
-        ax.legend(fontsize=7, loc="upper left")
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, "iso.png"), dpi=110)
-        plt.close(fig)
-    return {"%s/%s" % k: {"ls_median": v[0], "ls_p90": v[1], "ls_p99": v[2], "be_gbs": v[3]} for k, v in agg.items()}
-
-
-def do_iso_side(out, rep):
-    path = os.path.join(out, "iso_side.csv")
-    if not os.path.exists(path):
-        rep.say("iso-side: no iso_side.csv")
-        return None
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
-    rep.say("## iso-side: LS on SM 0 (DRAM latency, lines touched once) next to a BE stream, by L2 side")
-    rep.say("")
-    rep.say("H0: lines SM 0's side homes; H1: lines the other side homes; BE on `side1` runs on the other side's "
-            "SMs only, on `all-but-0` on every SM but LS's.")
-    rep.say("")
-    rep.say("| LS on | BE on | BE SMs | LS median (cycles) | LS p90 | LS p99 | BE GB/s | runs |")
-    rep.say("|---|---|---|---|---|---|---|---|")
-    keys = []
-    for r in rows:
-        k = (r["ls_set"], r["be_set"], r["be_sms"])
-        if k not in keys:
-            keys.append(k)
+    names = {"ls_set": "LS on", "be_set": "BE on", "be_sms": "BE SMs"}
+    rep.say("| " + " | ".join(names[c] for c in keycols) + " | LS median (cycles) | LS p90 | LS p99 | BE GB/s | runs |")
+    rep.say("|" + "---|" * (len(keycols) + 5))
     agg = {}
-    for k in keys:
-        sel = [r for r in rows if (r["ls_set"], r["be_set"], r["be_sms"]) == k]
-        agg[k] = tuple(float(np.median([float(r[c]) for r in sel])) for c in ("ls_median", "ls_p90", "ls_p99",
-                                                                                 "be_gbs"))
-        rep.say("| %s | %s | %s | %.0f | %.0f | %.0f | %.1f | %d |" % (k + agg[k] + (len(sel),)))
+    for r in rows:
+        agg.setdefault(tuple(r[c] for c in keycols), []).append(r)
+    for k, sel in agg.items():
+        agg[k] = tuple(float(np.median([float(r[c]) for r in sel])) for c in STATS)
+        rep.say("| " + " | ".join(k) + " | %.0f | %.0f | %.0f | %.1f | %d |" % (agg[k] + (len(sel),)))
     rep.say("")
-    a, b = ("H0", "H1", "side1"), ("all", "all", "side1")
-    if a in agg and b in agg and ("H0", "none", "-") in agg and ("all", "none", "-") in agg:
-        inc_a = agg[a][0] - agg[("H0", "none", "-")][0]
-        inc_b = agg[b][0] - agg[("all", "none", "-")][0]
-        rep.say("LS median increase under BE on the other side's SMs: side-local memory %+.0f cycles, any memory "
-                "%+.0f; BE %.1f vs %.1f GB/s" % (inc_a, inc_b, agg[a][3], agg[b][3]))
-        rep.say("")
     if plt and agg:
+        keys = list(agg)
         fig, ax = plt.subplots(figsize=(8, 3.8))
         ax.bar(range(len(keys)), [agg[k][0] for k in keys], label="LS median")
         ax.scatter(range(len(keys)), [agg[k][2] for k in keys], color="k", marker="_", s=200, label="LS p99")
         ax.set_xticks(range(len(keys)))
-        ax.set_xticklabels(["LS %s\nBE %s@%s" % k for k in keys], fontsize=6)
+        ax.set_xticklabels(["LS %s\nBE %s" % (k[0], "@".join(k[1:])) for k in keys], fontsize=6)
         ax.set_ylabel("LS DRAM latency (cycles)")
         ax2 = ax.twinx()
         ax2.plot(range(len(keys)), [agg[k][3] for k in keys], "r.-")
         ax2.set_ylabel("BE GB/s", color="r")
         ax.legend(fontsize=7, loc="upper left")
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "iso-side.png"), dpi=110)
+        fig.savefig(os.path.join(out, png), dpi=110)
         plt.close(fig)
-    return {"%s/%s@%s" % k: {"ls_median": v[0], "ls_p90": v[1], "ls_p99": v[2], "be_gbs": v[3]}
-            for k, v in agg.items()}
+    return agg
+
+
+def increase(rep, agg, colored, uncolored, alone_c, alone_u, what):
+    """The LS median's increase under BE with and without coloring."""
+    if not all(k in agg for k in (colored, uncolored, alone_c, alone_u)):
+        return
+    inc_c, inc_u = agg[colored][0] - agg[alone_c][0], agg[uncolored][0] - agg[alone_u][0]
+    rep.say("LS median increase under BE %s: colored %+.0f cycles, uncolored %+.0f; BE %.1f vs %.1f GB/s" % (
+        what, inc_c, inc_u, agg[colored][3], agg[uncolored][3]))
+    rep.say("")
+
+
+def as_json(agg):
+    return {"/".join(k): dict(zip(STATS, v)) for k, v in agg.items()} if agg else None
+
+
+def do_iso(out, rep):
+    agg = iso_table(out, rep, "iso.csv", ("ls_set", "be_set"),
+                    "iso: LS DRAM latency (one thread, lines touched once) next to a BE stream, by class",
+                    ["A: every third of the slice classes; B: the others."], "iso.png")
+    if agg:
+        increase(rep, agg, ("A", "B"), ("all", "all"), ("A", "none"), ("all", "none"), "on every other SM")
+    return as_json(agg)
+
+
+def do_iso_side(out, rep):
+    agg = iso_table(out, rep, "iso_side.csv", ("ls_set", "be_set", "be_sms"),
+                    "iso-side: LS on SM 0 (DRAM latency, lines touched once) next to a BE stream, by L2 side",
+                    ["H0: lines SM 0's side homes; H1: lines the other side homes; BE on `side1` runs on the other "
+                     "side's SMs only, on `all-but-0` on every SM but LS's."], "iso-side.png")
+    if agg:
+        increase(rep, agg, ("H0", "H1", "side1"), ("all", "all", "side1"), ("H0", "none", "-"), ("all", "none", "-"),
+                 "on the other side's SMs")
+        increase(rep, agg, ("H0", "H1", "all-but-0"), ("all", "all", "all-but-0"), ("H0", "none", "-"),
+                 ("all", "none", "-"), "on every SM but LS's")
+    return as_json(agg)
 
 
 def main():
