@@ -150,15 +150,17 @@ static char *user_copy(const char *in)
     return result;
 }
 
+/* The real tool beside the real nvcc, in place of this process: nvcc waits on this pid for
+ * the tool's status (and its signals), and the files substituted stay until tidal-nvcc
+ * removes the private directory. */
 static int exec_real(const char *tool, char **argv)
 {
     const char *bin = getenv(NVCC_ENV_REAL_BIN);
     char *path = tidal_xasprintf("%s/%s", bin && *bin ? bin : "/usr/local/cuda/bin", tool);
     argv[0] = path;
-    execv(path, argv);
-    fprintf(stderr, "tidal-nvcc: error: cannot run '%s': %s\n", path, strerror(errno));
+    int rc = tidal_exec(path, argv, "tidal-nvcc: error", NULL);
     free(path);
-    return 127;
+    return rc;
 }
 
 /* The report of cicc's PTX names the user's source, not nvcc's temporary PTX file
@@ -200,6 +202,7 @@ static int wrap_cicc(int argc, char **argv)
     char *src = NULL, *note = NULL;
     if (out) cicc_report_names(argc, argv, out, &src, &note);
     argv[0] = path;
+    /* run, not exec: cicc's output is rewritten once it is written */
     int rc = tidal_run_wait(path, argv, 0, NULL, NULL);
     if (rc < 0) rc = 127;
     if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real cicc '%s'\n", path);

@@ -206,29 +206,24 @@ int main(int argc, char **argv)
         free(args);
         return 1;
     }
+    /* These exec nvcc in place: there is nothing to clean up after it. */
     if (o.version) {
         printf("wraps %s, whose --version follows:\n", real);
         fflush(stdout);
         char *vargs[] = {real, "--version", NULL};
-        execv(real, vargs);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        tidal_exec(real, vargs, "tidal-nvcc: error", "the real nvcc");
         return 1;
     }
-    if (o.off) {
-        args[0] = real;
-        execv(real, args);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
-        return 1;
-    }
-    if (o.help) {
+    if (o.help && !o.off) { /* with --tidal-off, nvcc's page alone */
         fputs(nvcc_help_text, stdout);
         fputs("\n---------------------------------------------------------------------------\n"
               "nvcc's own options follow (tidal-nvcc passes them through):\n",
               stdout);
         fflush(stdout);
+    }
+    if (o.off || o.help) {
         args[0] = real;
-        execv(real, args);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        tidal_exec(real, args, "tidal-nvcc: error", "the real nvcc");
         return 1;
     }
     char *self = realpath("/proc/self/exe", NULL);
