@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cubin.h"
 #include "exec.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -92,15 +93,12 @@ static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, s
                     size_t bsize, char *err, size_t esize)
 {
     const char *ptxas = tidal_real_ptxas();
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096], in[4160], obj[4160];
-    snprintf(dir, sizeof dir, "%s/tidal-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    char dir[4096];
+    if (!tidal_make_temp_dir(dir, sizeof dir, "tidal-cubin")) {
         snprintf(err, esize, "cannot create a temporary directory: %s", strerror(errno));
         return -1;
     }
-    snprintf(in, sizeof in, "%s/in.ptx", dir);
-    snprintf(obj, sizeof obj, "%s/out.cubin", dir);
+    char *in = tidal_path_join(dir, "in.ptx"), *obj = tidal_path_join(dir, "out.cubin");
     int rc = -1;
     FILE *f = fopen(in, "wb");
     if (!f || fwrite(ptx, 1, len, f) != len || fclose(f)) {
@@ -138,6 +136,8 @@ done:
     unlink(in);
     unlink(obj);
     rmdir(dir);
+    free(in);
+    free(obj);
     return rc;
 }
 

@@ -50,10 +50,7 @@ typedef struct opts {
  * is put (and through a symlink: self is the resolved path). */
 static char *default_runtime(const char *self)
 {
-    char *dir = strdup(self);
-    if (!dir) abort();
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
+    char *dir = tidal_dir_name(self);
     char *lib = tidal_path_join(dir, TIDAL_BIN_TO_LIBDIR);
     if (strcmp(TIDAL_BIN_TO_LIBDIR, "../lib")) {
         char *probe = tidal_path_join(lib, "libtidal.a"), *build = tidal_path_join(dir, "../lib");
@@ -126,9 +123,7 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
         free(report);
         return 1;
     }
-    char *real_bin = strdup(real), *nvcc = tidal_path_join(priv, "bin/nvcc");
-    if (!real_bin) abort();
-    *strrchr(real_bin, '/') = 0;
+    char *real_bin = tidal_dir_name(real), *nvcc = tidal_path_join(priv, "bin/nvcc");
     setenv(NVCC_ENV_PRIV, priv, 1);
     setenv(NVCC_ENV_REAL_BIN, real_bin, 1);
     if (report)

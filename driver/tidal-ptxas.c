@@ -79,17 +79,13 @@ static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
     if (report) tidal_report_print_text(&rep, report);
     /* A private directory, and the input's own file name, so ptxas messages
      * still name the user's file. */
-    const char *tmp = getenv("TMPDIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tidal-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    if (!tidal_make_temp_dir(dir, sizeof dir, "tidal-ptxas")) {
         fprintf(stderr, "tidal-ptxas: cannot create a temporary directory '%s': %s\n", dir, strerror(errno));
         ptx_module_free(m);
         exit(1);
     }
-    const char *base = strrchr(in, '/');
-    base = base ? base + 1 : in;
-    char *path = tidal_path_join(dir, base);
+    char *path = tidal_path_join(dir, tidal_base_name(in));
     FILE *f = fopen(path, "wbx");
     if (!f || ptx_print(m, f) || fclose(f)) {
         fprintf(stderr, "tidal-ptxas: cannot write a temporary file '%s': %s\n", path, strerror(errno));
@@ -163,9 +159,9 @@ int main(int argc, char **argv)
     int rc = tidal_run_ptxas("tidal-ptxas", args);
     if (tmp) {
         unlink(tmp);
-        char *slash = strrchr(tmp, '/');
-        if (slash) *slash = 0;
-        rmdir(tmp);
+        char *dir = tidal_dir_name(tmp);
+        rmdir(dir);
+        free(dir);
         free(tmp);
     }
     free(args);
