@@ -56,13 +56,6 @@ const char *tidal_real_ptxas(void)
     return "/usr/local/cuda/bin/ptxas";
 }
 
-bool tidal_ptxas_ptx_input(const char *prev, const char *arg)
-{
-    bool after_o = prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-file"));
-    size_t n = strlen(arg);
-    return arg[0] != '-' && !after_o && n >= 4 && !strcmp(arg + n - 4, ".ptx");
-}
-
 int tidal_run_ptxas(const char *who, char *const argv[])
 {
     int rc = tidal_run_wait(tidal_real_ptxas(), argv, 0, who, "the real ptxas");

@@ -11,8 +11,6 @@
 #ifndef TIDAL_EXEC_H
 #define TIDAL_EXEC_H
 
-#include <stdbool.h>
-
 /* tidal_run_wait's results besides an exit status (0..255) or 128+signal */
 enum {
     TIDAL_RUN_NO_FORK = -1, /* fork failed (errno set); nothing ran */
@@ -43,11 +41,6 @@ int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const c
  * executable, else /usr/local/cuda/bin/ptxas. (tidal-nvcc's ptxas personality runs
  * the ptxas beside the real nvcc instead: nvcc's own toolkit, whatever these say.) */
 const char *tidal_real_ptxas(void);
-
-/* ptxas's command line: `arg`, after `prev` (NULL when arg is the first argument), is a
- * PTX input: not an option, not the value of -o / --output-file, a name ending in .ptx.
- * tidal-ptxas and tidal-nvcc's ptxas personality find the files to rewrite with it. */
-bool tidal_ptxas_ptx_input(const char *prev, const char *arg);
 
 /* Runs the real ptxas with argv (argv[0] included, NULL-terminated) and waits.
  * Returns its exit status, 128+signal, or 127 when it cannot be started (said

@@ -6,6 +6,7 @@
  * from it. Inside that run, nvcc calls this same executable as cicc, ptxas and
  * fatbinary (nvcc_wrap.c), which is where PTX gets rewritten. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include "dropin.h"
 #include "exec.h"
 #include "nvcc_args.h"
 #include "nvcc_help.h"
@@ -14,7 +15,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,13 +104,11 @@ static char *report_path(const char *path)
 {
     char *abs = tidal_abs_path(path);
     if (!abs) return NULL;
-    int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666);
-    if (fd < 0) {
+    if (!dropin_report_ok(abs)) {
         fprintf(stderr, "tidal-nvcc: error: cannot open the report file '%s': %s\n", path, strerror(errno));
         free(abs);
         return NULL;
     }
-    close(fd);
     return abs;
 }
 
