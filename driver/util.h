@@ -1,7 +1,7 @@
 /* util.h — the small helpers tidal's drivers share (header-only, so each driver's
  * build line stays as it is): strings, paths (joined, split, made absolute), the private
- * temporary directory, and the drivers' side of the library's diagnostics contract
- * (ptx.h). Out of memory is an internal error (ptx_ice). */
+ * temporary directory, writing a whole file, and the drivers' side of the library's
+ * diagnostics contract (ptx.h). Out of memory is an internal error (ptx_ice). */
 #ifndef TIDAL_DRIVER_UTIL_H
 #define TIDAL_DRIVER_UTIL_H
 
@@ -74,6 +74,16 @@ static inline bool tidal_make_temp_dir(char *buf, size_t size, const char *name)
     const char *tmp = getenv("TMPDIR");
     snprintf(buf, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
     return mkdtemp(buf) != NULL;
+}
+
+/* Writes len bytes to path (created or truncated): 0, or -1 with errno set. (Reading a
+ * whole file is the library's ptx_read_file.) */
+static inline int tidal_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    bool written = fwrite(data, 1, len, f) == len;
+    return fclose(f) == 0 && written ? 0 : -1;
 }
 
 /* path made absolute, not canonical (<cwd>/path when relative: nvcc derives its include
