@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cubin.h"
 #include "exec.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -92,18 +93,14 @@ static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, s
                     size_t bsize, char *err, size_t esize)
 {
     const char *ptxas = tidal_real_ptxas();
-    const char *tmp = getenv("TMPDIR");
-    char dir[4096], in[4160], obj[4160];
-    snprintf(dir, sizeof dir, "%s/tidal-cubin-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    char dir[4096];
+    if (!tidal_make_temp_dir(dir, sizeof dir, "tidal-cubin")) {
         snprintf(err, esize, "cannot create a temporary directory: %s", strerror(errno));
         return -1;
     }
-    snprintf(in, sizeof in, "%s/in.ptx", dir);
-    snprintf(obj, sizeof obj, "%s/out.cubin", dir);
+    char *in = tidal_path_join(dir, "in.ptx"), *obj = tidal_path_join(dir, "out.cubin");
     int rc = -1;
-    FILE *f = fopen(in, "wb");
-    if (!f || fwrite(ptx, 1, len, f) != len || fclose(f)) {
+    if (tidal_write_file(in, ptx, len)) {
         snprintf(err, esize, "cannot write '%s': %s", in, strerror(errno));
         goto done;
     }
@@ -115,29 +112,27 @@ static int by_ptxas(const char *ptx, size_t len, const char *arch, void **out, s
         snprintf(err, esize, "%s %s failed (exit %d)", ptxas, archopt, prc);
         goto done;
     }
-    FILE *c = fopen(obj, "rb");
-    if (!c) {
+    if (access(obj, R_OK)) {
         snprintf(err, esize, "ptxas wrote no cubin");
         goto done;
     }
-    fseek(c, 0, SEEK_END);
-    long n = ftell(c);
-    rewind(c);
-    void *buf = n > 0 ? malloc((size_t)n) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, c) == (size_t)n) {
+    size_t n = 0;
+    char *buf = ptx_read_file(obj, &n);
+    if (buf && n > 0) {
         *out = buf;
-        *out_len = (size_t)n;
+        *out_len = n;
         snprintf(backend, bsize, "ptxas (%s)", ptxas);
         rc = 0;
     } else {
         free(buf);
         snprintf(err, esize, "cannot read ptxas's cubin");
     }
-    fclose(c);
 done:
     unlink(in);
     unlink(obj);
     rmdir(dir);
+    free(in);
+    free(obj);
     return rc;
 }
 

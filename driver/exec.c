@@ -10,7 +10,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *who, const char *what)
+int tidal_exec(const char *path, char *const argv[], const char *prefix, const char *what)
+{
+    execv(path, argv);
+    if (prefix)
+        fprintf(stderr, "%s: cannot run %s%s'%s': %s\n", prefix, what ? what : "", what ? " " : "", path,
+                strerror(errno));
+    return 127;
+}
+
+int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const char *prefix, const char *what)
 {
     struct sigaction old_int, old_quit;
     if (flags & TIDAL_RUN_OUTLIVE) {
@@ -26,9 +35,7 @@ int tidal_run_wait(const char *path, char *const argv[], unsigned flags, const c
             sigaction(SIGINT, &old_int, NULL);
             sigaction(SIGQUIT, &old_quit, NULL);
         }
-        execv(path, argv);
-        if (who) fprintf(stderr, "%s: cannot run %s '%s': %s\n", who, what, path, strerror(errno));
-        _exit(127);
+        _exit(tidal_exec(path, argv, prefix, what));
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
@@ -47,13 +54,6 @@ const char *tidal_real_ptxas(void)
         if (access(buf, X_OK) == 0) return buf;
     }
     return "/usr/local/cuda/bin/ptxas";
-}
-
-bool tidal_ptxas_ptx_input(const char *prev, const char *arg)
-{
-    bool after_o = prev && (!strcmp(prev, "-o") || !strcmp(prev, "--output-file"));
-    size_t n = strlen(arg);
-    return arg[0] != '-' && !after_o && n >= 4 && !strcmp(arg + n - 4, ".ptx");
 }
 
 int tidal_run_ptxas(const char *who, char *const argv[])

@@ -14,28 +14,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* buf = a/b; false (and errno ENAMETOOLONG) when it does not fit */
-static bool path2(char *buf, size_t size, const char *a, const char *b)
-{
-    int n = snprintf(buf, size, "%s/%s", a, b);
-    if (n < 0 || (size_t)n >= size) {
-        errno = ENAMETOOLONG;
-        return false;
-    }
-    return true;
-}
-
 char *nvcc_find_real(const char **why)
 {
-    char buf[PATH_MAX];
     const char *env = getenv("TIDAL_NVCC"), *cuda = getenv("CUDA_HOME");
     const char *cand;
+    char *under_cuda = NULL;
     if (env && *env) {
         cand = env;
         *why = "TIDAL_NVCC does not name an executable";
     } else if (cuda && *cuda) {
-        snprintf(buf, sizeof buf, "%s/bin/nvcc", cuda);
-        cand = buf;
+        cand = under_cuda = tidal_path_join(cuda, "bin/nvcc");
         *why = "$CUDA_HOME/bin/nvcc is not an executable (set TIDAL_NVCC)";
     } else {
         cand = "/usr/local/cuda/bin/nvcc";
@@ -44,6 +32,7 @@ char *nvcc_find_real(const char **why)
     /* Absolute, but not canonical: nvcc derives its include paths from the
      * directory it is run from, and -M output names them. */
     char *real = tidal_abs_path(cand);
+    free(under_cuda);
     if (!real || access(real, X_OK)) {
         free(real);
         return NULL;
@@ -72,10 +61,11 @@ void nvcc_remove_tree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_P
 
 static int link_to(const char *target, const char *dir, const char *name)
 {
-    char path[PATH_MAX];
-    if (path2(path, sizeof path, dir, name) && symlink(target, path) == 0) return 0;
-    fprintf(stderr, "tidal-nvcc: error: cannot create '%s': %s\n", path, strerror(errno));
-    return -1;
+    char *path = tidal_path_join(dir, name);
+    int rc = symlink(target, path);
+    if (rc) fprintf(stderr, "tidal-nvcc: error: cannot create '%s': %s\n", path, strerror(errno));
+    free(path);
+    return rc ? -1 : 0;
 }
 
 /* The real profile with $(_HERE_) resolved to the real bin directory, its
@@ -83,17 +73,16 @@ static int link_to(const char *target, const char *dir, const char *name)
  * the tools it runs), and CICC_PATH and PATH pointing at our bin first. */
 static int write_profile(const char *real_bin, const char *bin)
 {
-    char path[PATH_MAX];
-    FILE *in = path2(path, sizeof path, real_bin, "nvcc.profile") ? fopen(path, "r") : NULL;
-    if (!in) {
-        fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", path, strerror(errno));
-        return -1;
+    char *in_path = tidal_path_join(real_bin, "nvcc.profile"), *out_path = tidal_path_join(bin, "nvcc.profile");
+    FILE *in = NULL, *out = NULL;
+    int rc = -1;
+    if (!(in = fopen(in_path, "r"))) {
+        fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", in_path, strerror(errno));
+        goto done;
     }
-    FILE *out = path2(path, sizeof path, bin, "nvcc.profile") ? fopen(path, "w") : NULL;
-    if (!out) {
-        fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", path, strerror(errno));
-        fclose(in);
-        return -1;
+    if (!(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", out_path, strerror(errno));
+        goto done;
     }
     char *line = NULL;
     size_t cap = 0;
@@ -115,59 +104,75 @@ static int write_profile(const char *real_bin, const char *bin)
         }
     }
     free(line);
-    fclose(in);
     if (!had_cicc) fprintf(out, "\nTIDAL_REAL_CICC_PATH = %s/../nvvm/bin\n", real_bin);
     fprintf(out, "\n# tidal-nvcc\nCICC_PATH = %s\nPATH += %s:\n", bin, bin);
-    if (fclose(out)) {
-        fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", path, strerror(errno));
-        return -1;
+    int failed = fclose(out);
+    out = NULL;
+    if (failed)
+        fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", out_path, strerror(errno));
+    else
+        rc = 0;
+done:
+    if (in) fclose(in);
+    if (out) fclose(out);
+    free(in_path);
+    free(out_path);
+    return rc;
+}
+
+/* Links every entry of `from` into `to` under its own name, but those `skip` accepts.
+ * Returns 0, -1 when a link fails (said), -2 when `from` cannot be listed (errno set). */
+static int link_entries(const char *from, const char *to, bool (*skip)(const char *name))
+{
+    DIR *d = opendir(from);
+    if (!d) return -2;
+    int bad = 0;
+    for (struct dirent *e; !bad && (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || skip(n)) continue;
+        char *target = tidal_path_join(from, n);
+        bad = link_to(target, to, n);
+        free(target);
     }
-    return 0;
+    closedir(d);
+    return bad;
+}
+
+/* the CUDA root's entries but bin (ours) and hidden ones */
+static bool skip_in_root(const char *n) { return !strcmp(n, "bin") || n[0] == '.'; }
+
+/* the real bin directory's files but the ones ours replace */
+static bool skip_in_bin(const char *n)
+{
+    return !strcmp(n, "nvcc") || !strcmp(n, "nvcc.profile") || !strcmp(n, "cicc") || !strcmp(n, "ptxas") ||
+           !strcmp(n, "fatbinary");
 }
 
 char *nvcc_make_priv(const char *real_nvcc, const char *self)
 {
-    const char *tmp = getenv("TMPDIR");
-    char priv[PATH_MAX], bin[PATH_MAX], sub[PATH_MAX], real_bin[PATH_MAX];
-    snprintf(priv, sizeof priv, "%s/tidal-nvcc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(priv)) {
+    char priv[PATH_MAX];
+    if (!tidal_make_temp_dir(priv, sizeof priv, "tidal-nvcc")) {
         fprintf(stderr, "tidal-nvcc: error: cannot create a temporary directory '%s': %s\n", priv, strerror(errno));
         return NULL;
     }
-    snprintf(real_bin, sizeof real_bin, "%s", real_nvcc);
-    char *slash = strrchr(real_bin, '/');
-    if (slash) *slash = 0;
-    int bad = !path2(bin, sizeof bin, priv, "bin") || mkdir(bin, 0700);
-    bad = bad || !path2(sub, sizeof sub, priv, ".tidal-done") || mkdir(sub, 0700);
-    bad = bad || !path2(sub, sizeof sub, priv, ".tidal-user") || mkdir(sub, 0700);
+    char *real_bin = tidal_dir_name(real_nvcc), *root = tidal_path_join(real_bin, "..");
+    char *bin = tidal_path_join(priv, "bin"), *done = tidal_path_join(priv, ".tidal-done"),
+         *user = tidal_path_join(priv, ".tidal-user");
+    int bad = mkdir(bin, 0700) || mkdir(done, 0700) || mkdir(user, 0700);
     if (bad) fprintf(stderr, "tidal-nvcc: error: cannot create directories in '%s': %s\n", priv, strerror(errno));
     static const char *const ours[] = {"cicc", "ptxas", "fatbinary"};
     for (int i = 0; !bad && i < 3; i++) bad = link_to(self, bin, ours[i]);
     if (!bad) bad = link_to(real_nvcc, bin, "nvcc") || write_profile(real_bin, bin);
     /* nvcc finds targets/<arch> (its _TARGET_DIR_) relative to its own
      * directory: mirror the real CUDA root around our bin. */
-    char root[PATH_MAX];
-    if (!bad && !path2(root, sizeof root, real_bin, "..")) bad = 1;
-    DIR *d = bad ? NULL : opendir(root);
-    for (struct dirent *e; d && !bad && (e = readdir(d));) {
-        const char *n = e->d_name;
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "bin") || n[0] == '.') continue;
-        bad = !path2(sub, sizeof sub, root, n) || link_to(sub, priv, n);
-    }
-    if (d) closedir(d);
-    d = bad ? NULL : opendir(real_bin);
-    if (!bad && !d) {
+    if (!bad) bad = link_entries(root, priv, skip_in_root) == -1; /* a root it cannot list: not mirrored */
+    if (!bad && (bad = link_entries(real_bin, bin, skip_in_bin)) == -2)
         fprintf(stderr, "tidal-nvcc: error: cannot list '%s': %s\n", real_bin, strerror(errno));
-        bad = 1;
-    }
-    for (struct dirent *e; d && !bad && (e = readdir(d));) {
-        const char *n = e->d_name;
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "nvcc") || !strcmp(n, "nvcc.profile") ||
-            !strcmp(n, "cicc") || !strcmp(n, "ptxas") || !strcmp(n, "fatbinary"))
-            continue;
-        bad = !path2(sub, sizeof sub, real_bin, n) || link_to(sub, bin, n);
-    }
-    if (d) closedir(d);
+    free(real_bin);
+    free(root);
+    free(bin);
+    free(done);
+    free(user);
     if (bad) {
         nvcc_remove_tree(priv);
         return NULL;

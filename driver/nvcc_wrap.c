@@ -1,8 +1,8 @@
 /* nvcc_wrap.c — the cicc / ptxas / fatbinary personalities of tidal-nvcc
  * (see nvcc_wrap.h). */
 #include "nvcc_wrap.h"
+#include "dropin.h"
 #include "exec.h"
-#include "nvcc_proc.h"
 #include "ptx.h"
 #include "tidal.h"
 #include "util.h"
@@ -17,90 +17,63 @@
 
 static const char *priv_dir(void) { return getenv(NVCC_ENV_PRIV); }
 
-/* <priv>/.tidal-done/<dev>-<ino>: the file with that identity was written by cicc in
- * this run and is already rewritten. */
-static char *done_path(const struct stat *st)
+/* <priv>/<sub>/<dev>-<ino>: what this run keeps about the file with that identity (not
+ * its path: the tools may name one file by different paths). */
+static char *by_identity(const char *sub, const struct stat *st)
 {
-    return tidal_xasprintf("%s/.tidal-done/%llx-%llx", priv_dir(), (unsigned long long)st->st_dev,
+    return tidal_xasprintf("%s/%s/%llx-%llx", priv_dir(), sub, (unsigned long long)st->st_dev,
                            (unsigned long long)st->st_ino);
 }
 
+/* an empty file, a mark whose existence is all it says */
+static void touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    if (fd >= 0) close(fd);
+}
+
+/* <priv>/.tidal-done/<dev>-<ino>: the file with that identity was written by cicc in
+ * this run and is already rewritten. */
 static bool is_done(const char *path)
 {
     struct stat st;
     if (stat(path, &st)) return false;
-    char *mark = done_path(&st);
+    char *mark = by_identity(".tidal-done", &st);
     bool done = access(mark, F_OK) == 0;
     free(mark);
     return done;
 }
 
-/* Appends the report in one write(): nvcc --threads runs tools in parallel. */
-static void append_report(const tidal_report *rep)
-{
-    const char *path = getenv(NVCC_ENV_REPORT);
-    if (!path || !*path) return;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem) return;
-    tidal_report_print_text(rep, mem);
-    fclose(mem);
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0666);
-    if (fd < 0 || write(fd, text, len) != (ssize_t)len)
-        fprintf(stderr, "tidal-nvcc: warning: cannot append to the report '%s': %s\n", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    free(text);
-}
-
-/* Rewrites PTX file `in` into `out` (written through a temporary file in out's
- * directory and renamed, so `out` may equal `in`). `shown` names the file in
- * messages; the report names `rep_file` (NULL: `shown`) with `rep_note` after it.
- * Returns 0 on success, 1 when the input is left as it is (reason printed: tidal
- * cannot parse it), -1 on an I/O error (printed). */
+/* Rewrites PTX file `in` into `out` (through a temporary file and rename: `out` may
+ * equal `in`). `shown` names the file in messages; the report names `rep_file` (NULL:
+ * `shown`) with `rep_note` after it. Returns 0 on success, 1 when the input is left as it
+ * is (reason printed: tidal cannot parse it), -1 on an I/O error (printed). */
 static int rewrite_file(const char *in, const char *out, const char *shown, const char *rep_file, const char *rep_note)
 {
-    tidal_report rep;
-    ptx_diag d;
-    int why;
     tidal_options opt = TIDAL_OPTIONS_DEFAULT;
     tidal_options_from_env(&opt); /* --tidal-case-b sets TIDAL_CASE_B */
-    ptx_module *m = tidal_rewrite_file(in, shown, &opt, &rep, &d, &why);
-    if (!m && why < 0) {
+    const char *report = getenv(NVCC_ENV_REPORT);
+    dropin_rewrite_job job = {.tool = "tidal-nvcc",
+                              .in = in,
+                              .shown = shown,
+                              .fallback = "used",
+                              .opt = &opt,
+                              .report = report && *report ? report : NULL,
+                              .report_file = rep_file,
+                              .report_note = rep_note};
+    int why;
+    ptx_module *m = dropin_rewrite(&job, &why);
+    if (!m && why == DROPIN_UNREADABLE) {
         fprintf(stderr, "tidal-nvcc: error: cannot read '%s': %s\n", shown, strerror(errno));
         return -1;
     }
-    if (!m) {
-        fputs("tidal-nvcc: warning: ", stderr);
-        ptx_diag_print(&d, stderr);
-        fprintf(stderr, "tidal-nvcc: warning: '%s' is used without the tidal rewrite\n", shown);
-        return 1;
-    }
-    if (rep_file) rep.file = rep_file;
-    rep.note = rep_note;
-    append_report(&rep);
-    char *tmp = tidal_xasprintf("%s.tidal-XXXXXX", out);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    int bad = !f || ptx_print(m, f);
-    if (f && fclose(f))
-        bad = 1;
-    else if (!f && fd >= 0)
-        close(fd);
+    if (!m) return 1;
+    int bad = dropin_write(m, out, in);
     ptx_module_free(m);
-    if (!bad) {
-        /* keep the permissions the file had (mkstemp makes it 0600) */
-        struct stat st;
-        mode_t mode = stat(in, &st) == 0 ? (st.st_mode & 07777) : 0644;
-        if (chmod(tmp, mode) || rename(tmp, out)) bad = 1;
-    }
     if (bad) {
         fprintf(stderr, "tidal-nvcc: error: cannot write '%s': %s\n", out, strerror(errno));
-        unlink(tmp);
-        free(tmp);
         return -1;
     }
-    free(tmp);
     return 0;
 }
 
@@ -108,9 +81,8 @@ static void mark_done(const char *path)
 {
     struct stat st;
     if (stat(path, &st)) return;
-    char *mark = done_path(&st);
-    int fd = open(mark, O_WRONLY | O_CREAT, 0600);
-    if (fd >= 0) close(fd);
+    char *mark = by_identity(".tidal-done", &st);
+    touch(mark);
     free(mark);
 }
 
@@ -121,11 +93,8 @@ static char *user_copy(const char *in)
 {
     struct stat st;
     if (stat(in, &st)) return NULL; /* the tool reports the missing file */
-    const char *base = strrchr(in, '/');
-    base = base ? base + 1 : in;
-    char *dir = tidal_xasprintf("%s/.tidal-user/%llx-%llx", priv_dir(), (unsigned long long)st.st_dev,
-                                (unsigned long long)st.st_ino);
-    char *copy = tidal_path_join(dir, base), *failed = tidal_xasprintf("%s/.unchanged", dir);
+    char *dir = by_identity(".tidal-user", &st);
+    char *copy = tidal_path_join(dir, tidal_base_name(in)), *failed = tidal_xasprintf("%s/.unchanged", dir);
     char *result = NULL;
     if (access(copy, F_OK) == 0) {
         result = copy;
@@ -140,8 +109,7 @@ static char *user_copy(const char *in)
         if (r == 0) {
             result = copy;
         } else {
-            int fd = open(failed, O_WRONLY | O_CREAT, 0600);
-            if (fd >= 0) close(fd);
+            touch(failed);
         }
     }
     if (result != copy) free(copy);
@@ -150,15 +118,17 @@ static char *user_copy(const char *in)
     return result;
 }
 
+/* The real tool beside the real nvcc, in place of this process: nvcc waits on this pid for
+ * the tool's status (and its signals), and the files substituted stay until tidal-nvcc
+ * removes the private directory. */
 static int exec_real(const char *tool, char **argv)
 {
     const char *bin = getenv(NVCC_ENV_REAL_BIN);
     char *path = tidal_xasprintf("%s/%s", bin && *bin ? bin : "/usr/local/cuda/bin", tool);
     argv[0] = path;
-    execv(path, argv);
-    fprintf(stderr, "tidal-nvcc: error: cannot run '%s': %s\n", path, strerror(errno));
+    int rc = tidal_exec(path, argv, "tidal-nvcc: error", NULL);
     free(path);
-    return 127;
+    return rc;
 }
 
 /* The report of cicc's PTX names the user's source, not nvcc's temporary PTX file
@@ -180,9 +150,7 @@ static void cicc_report_names(int argc, char **argv, const char *out, char **src
     *src = *note = NULL;
     if (!file || !*file) file = path;
     if (!file || !*file) return;
-    const char *base = strrchr(out, '/');
-    base = base ? base + 1 : out;
-    bool temporary = !strncmp(base, "tmpxft_", 7);
+    bool temporary = !strncmp(tidal_base_name(out), "tmpxft_", 7);
     *src = tidal_xasprintf("%s", file);
     *note = tidal_xasprintf("%s%sPTX generated by cicc%s%s; line numbers are of that PTX, before the rewrite",
                             arch ? arch : "", arch ? " " : "", temporary ? "" : ", kept rewritten as ",
@@ -200,6 +168,7 @@ static int wrap_cicc(int argc, char **argv)
     char *src = NULL, *note = NULL;
     if (out) cicc_report_names(argc, argv, out, &src, &note);
     argv[0] = path;
+    /* run, not exec: cicc's output is rewritten once it is written */
     int rc = tidal_run_wait(path, argv, 0, NULL, NULL);
     if (rc < 0) rc = 127;
     if (rc == 127) fprintf(stderr, "tidal-nvcc: error: cannot run the real cicc '%s'\n", path);
@@ -222,7 +191,7 @@ static int wrap_ptxas(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!tidal_ptxas_ptx_input(i > 1 ? argv[i - 1] : NULL, a) || is_done(a)) continue;
+        if (!dropin_ptx_input(i > 1 ? argv[i - 1] : NULL, a) || is_done(a)) continue;
         char *copy = user_copy(a);
         if (copy) argv[i] = copy; /* freed by exec */
     }
@@ -249,8 +218,7 @@ int nvcc_wrap_main(int argc, char **argv, int *rc)
 {
     const char *priv = priv_dir();
     if (!priv || !*priv || argc < 1) return 0;
-    const char *base = strrchr(argv[0], '/');
-    base = base ? base + 1 : argv[0];
+    const char *base = tidal_base_name(argv[0]);
     if (!strcmp(base, "cicc"))
         *rc = wrap_cicc(argc, argv);
     else if (!strcmp(base, "ptxas"))

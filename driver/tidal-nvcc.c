@@ -6,6 +6,7 @@
  * from it. Inside that run, nvcc calls this same executable as cicc, ptxas and
  * fatbinary (nvcc_wrap.c), which is where PTX gets rewritten. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include "dropin.h"
 #include "exec.h"
 #include "nvcc_args.h"
 #include "nvcc_help.h"
@@ -14,7 +15,6 @@
 #include "util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +50,7 @@ typedef struct opts {
  * is put (and through a symlink: self is the resolved path). */
 static char *default_runtime(const char *self)
 {
-    char *dir = strdup(self);
-    if (!dir) abort();
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
+    char *dir = tidal_dir_name(self);
     char *lib = tidal_path_join(dir, TIDAL_BIN_TO_LIBDIR);
     if (strcmp(TIDAL_BIN_TO_LIBDIR, "../lib")) {
         char *probe = tidal_path_join(lib, "libtidal.a"), *build = tidal_path_join(dir, "../lib");
@@ -107,13 +104,11 @@ static char *report_path(const char *path)
 {
     char *abs = tidal_abs_path(path);
     if (!abs) return NULL;
-    int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT, 0666);
-    if (fd < 0) {
+    if (!dropin_report_ok(abs)) {
         fprintf(stderr, "tidal-nvcc: error: cannot open the report file '%s': %s\n", path, strerror(errno));
         free(abs);
         return NULL;
     }
-    close(fd);
     return abs;
 }
 
@@ -126,9 +121,7 @@ static int run_nvcc(const char *real, char **args, const opts *o, const char *se
         free(report);
         return 1;
     }
-    char *real_bin = strdup(real), *nvcc = tidal_path_join(priv, "bin/nvcc");
-    if (!real_bin) abort();
-    *strrchr(real_bin, '/') = 0;
+    char *real_bin = tidal_dir_name(real), *nvcc = tidal_path_join(priv, "bin/nvcc");
     setenv(NVCC_ENV_PRIV, priv, 1);
     setenv(NVCC_ENV_REAL_BIN, real_bin, 1);
     if (report)
@@ -206,29 +199,24 @@ int main(int argc, char **argv)
         free(args);
         return 1;
     }
+    /* These exec nvcc in place: there is nothing to clean up after it. */
     if (o.version) {
         printf("wraps %s, whose --version follows:\n", real);
         fflush(stdout);
         char *vargs[] = {real, "--version", NULL};
-        execv(real, vargs);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        tidal_exec(real, vargs, "tidal-nvcc: error", "the real nvcc");
         return 1;
     }
-    if (o.off) {
-        args[0] = real;
-        execv(real, args);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
-        return 1;
-    }
-    if (o.help) {
+    if (o.help && !o.off) { /* with --tidal-off, nvcc's page alone */
         fputs(nvcc_help_text, stdout);
         fputs("\n---------------------------------------------------------------------------\n"
               "nvcc's own options follow (tidal-nvcc passes them through):\n",
               stdout);
         fflush(stdout);
+    }
+    if (o.off || o.help) {
         args[0] = real;
-        execv(real, args);
-        fprintf(stderr, "tidal-nvcc: error: cannot run the real nvcc '%s': %s\n", real, strerror(errno));
+        tidal_exec(real, args, "tidal-nvcc: error", "the real nvcc");
         return 1;
     }
     char *self = realpath("/proc/self/exe", NULL);

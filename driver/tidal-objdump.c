@@ -265,12 +265,9 @@ static void ptx_report(ctx *c, const char *text, size_t size, const char *where)
     free(names);
     ptx_module_free(m);
     if (c->extract_dir) {
-        const char *base = strrchr(c->file, '/');
-        base = base ? base + 1 : c->file;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s.%u.ptx", c->extract_dir, base, index);
-        FILE *f = fopen(path, "wb");
-        if (!f || fwrite(text, 1, size, f) != size || fclose(f)) {
+        snprintf(path, sizeof path, "%s/%s.%u.ptx", c->extract_dir, tidal_base_name(c->file), index);
+        if (tidal_write_file(path, text, size)) {
             fprintf(stderr, "tidal-objdump: cannot write '%s': %s\n", path, strerror(errno));
             c->err = 1;
         } else {

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal.h"
+#include "dropin.h"
 #include "exec.h"
 #include "util.h"
 
@@ -58,42 +59,30 @@ static const char usage_text[] =
     "exit status: that of the real ptxas; 2 for tidal-ptxas usage errors; 127 when the\n"
     "real ptxas cannot be run.\n";
 
-/* Rewrites `in` into a new temporary file; returns its malloc'd path, or NULL
- * when the input is to be assembled unchanged (reason already printed). */
-static char *rewrite(const char *in, FILE *report, const tidal_options *opt)
+/* Rewrites `in` into a copy under its own file name in a new private directory (so
+ * ptxas's messages still name the user's file); returns the copy's malloc'd path, or
+ * NULL when the input is to be assembled unchanged (reason already printed). */
+static char *rewrite(const char *in, const char *report, const tidal_options *opt)
 {
-    tidal_report rep;
-    ptx_diag d;
+    dropin_rewrite_job job = {
+        .tool = "tidal-ptxas", .in = in, .shown = in, .fallback = "assembled", .opt = opt, .report = report};
     int why;
-    ptx_module *m = tidal_rewrite_file(in, in, opt, &rep, &d, &why);
-    if (!m && why < 0) {
-        fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in, strerror(errno));
-        return NULL;
-    }
+    ptx_module *m = dropin_rewrite(&job, &why);
     if (!m) {
-        fputs("tidal-ptxas: warning: ", stderr);
-        ptx_diag_print(&d, stderr);
-        fprintf(stderr, "tidal-ptxas: warning: '%s' is assembled without the tidal rewrite\n", in);
+        if (why == DROPIN_UNREADABLE)
+            fprintf(stderr, "tidal-ptxas: warning: cannot read '%s' (%s); ptxas gets it unchanged\n", in,
+                    strerror(errno));
         return NULL;
     }
-    if (report) tidal_report_print_text(&rep, report);
-    /* A private directory, and the input's own file name, so ptxas messages
-     * still name the user's file. */
-    const char *tmp = getenv("TMPDIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tidal-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
+    if (!tidal_make_temp_dir(dir, sizeof dir, "tidal-ptxas")) {
         fprintf(stderr, "tidal-ptxas: cannot create a temporary directory '%s': %s\n", dir, strerror(errno));
         ptx_module_free(m);
         exit(1);
     }
-    const char *base = strrchr(in, '/');
-    base = base ? base + 1 : in;
-    char *path = tidal_path_join(dir, base);
-    FILE *f = fopen(path, "wbx");
-    if (!f || ptx_print(m, f) || fclose(f)) {
+    char *path = tidal_path_join(dir, tidal_base_name(in));
+    if (dropin_write(m, path, in)) {
         fprintf(stderr, "tidal-ptxas: cannot write a temporary file '%s': %s\n", path, strerror(errno));
-        unlink(path);
         rmdir(dir);
         free(path);
         ptx_module_free(m);
@@ -145,27 +134,26 @@ int main(int argc, char **argv)
             return 2;
         }
         /* the PTX input (the last one): after the arguments kept so far */
-        if (tidal_ptxas_ptx_input(n > 1 ? args[n - 1] : NULL, a)) input = n;
+        if (dropin_ptx_input(n > 1 ? args[n - 1] : NULL, a)) input = n;
         args[n++] = (char *)a;
     }
     args[n] = NULL;
     char *tmp = NULL;
     if (!off && input > 0) {
-        FILE *report = NULL;
-        if (report_path) {
-            report = fopen(report_path, "a");
-            if (!report) fprintf(stderr, "tidal-ptxas: warning: cannot open '%s': %s\n", report_path, strerror(errno));
+        if (report_path && !dropin_report_ok(report_path)) {
+            fprintf(stderr, "tidal-ptxas: warning: cannot open '%s': %s\n", report_path, strerror(errno));
+            report_path = NULL;
         }
-        tmp = rewrite(args[input], report, &opt);
-        if (report) fclose(report);
+        tmp = rewrite(args[input], report_path, &opt);
         if (tmp) args[input] = tmp;
     }
+    /* run, not exec: the copy is removed after ptxas */
     int rc = tidal_run_ptxas("tidal-ptxas", args);
     if (tmp) {
         unlink(tmp);
-        char *slash = strrchr(tmp, '/');
-        if (slash) *slash = 0;
-        rmdir(tmp);
+        char *dir = tidal_dir_name(tmp);
+        rmdir(dir);
+        free(dir);
         free(tmp);
     }
     free(args);

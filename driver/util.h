@@ -1,5 +1,6 @@
 /* util.h — the small helpers tidal's drivers share (header-only, so each driver's
- * build line stays as it is): strings, paths, and the drivers' side of the library's
+ * build line stays as it is): strings, paths (joined, split, made absolute), the private
+ * temporary directory, writing a whole file, and the drivers' side of the library's
  * diagnostics contract (ptx.h). Out of memory is an internal error (ptx_ice). */
 #ifndef TIDAL_DRIVER_UTIL_H
 #define TIDAL_DRIVER_UTIL_H
@@ -50,6 +51,40 @@ static inline char *tidal_xasprintf(const char *f, ...)
 
 /* A malloc'd "a/b" (never NULL). */
 static inline char *tidal_path_join(const char *a, const char *b) { return tidal_xasprintf("%s/%s", a, b); }
+
+/* The last component of path: what follows its last '/' (all of path when it has none). */
+static inline const char *tidal_base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* A malloc'd copy of path up to its last '/' (not included), "." when it has none. */
+static inline char *tidal_dir_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? tidal_xasprintf("%.*s", (int)(slash - path), path) : tidal_xasprintf(".");
+}
+
+/* Makes a private directory $TMPDIR/NAME-XXXXXX (/tmp when TMPDIR is unset or empty) in
+ * buf, as mkdtemp does. false, errno set, when it cannot; buf then holds the name tried,
+ * for the message. */
+static inline bool tidal_make_temp_dir(char *buf, size_t size, const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, size, "%s/%s-XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    return mkdtemp(buf) != NULL;
+}
+
+/* Writes len bytes to path (created or truncated): 0, or -1 with errno set. (Reading a
+ * whole file is the library's ptx_read_file.) */
+static inline int tidal_write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    bool written = fwrite(data, 1, len, f) == len;
+    return fclose(f) == 0 && written ? 0 : -1;
+}
 
 /* path made absolute, not canonical (<cwd>/path when relative: nvcc derives its include
  * paths from the directory it is run from, so symlinks stay as given). malloc'd; NULL

@@ -40,6 +40,17 @@ struct tidal_l2mem {
     uint32_t *flips; /* host copy */
 };
 
+/* probe_ptx's loader and timer loops load the same blocks: %rd10 = the address of probe
+ * %r9's block (its index at ctl+16+4*%r9, 4 KiB a block) in granule %r8 (2 MiB a granule) */
+#define PROBE_BLOCK_ADDR                    \
+    "\tmul.wide.u32 %rd9, %r9, 4;\n"        \
+    "\tadd.u64 %rd9, %rd1, %rd9;\n"         \
+    "\tld.global.u32 %r10, [%rd9+16];\n"    \
+    "\tmul.wide.u32 %rd10, %r8, 2097152;\n" \
+    "\tmul.wide.u32 %rd11, %r10, 4096;\n"   \
+    "\tadd.u64 %rd10, %rd10, %rd11;\n"      \
+    "\tadd.u64 %rd10, %rd0, %rd10;\n"
+
 /* ctl: +0 loader claim, +4 loaded flag, +8 timer claim, +12 timed flag; +16 the probed block
  * indices (u32 x NPROBE). lat: u16 per (granule, probe). side0: the SM set of side 0. */
 static const char probe_ptx[] =
@@ -104,15 +115,7 @@ static const char probe_ptx[] =
     "\tmov.u32 %r9, 0;\n" /* probe */
     "TP:\n"
     "\tsetp.ge.u32 %p2, %r9, %r3;\n"
-    "\t@%p2 bra TGN;\n"
-    "\tmul.wide.u32 %rd9, %r9, 4;\n"
-    "\tadd.u64 %rd9, %rd1, %rd9;\n"
-    "\tld.global.u32 %r10, [%rd9+16];\n"
-    "\tmul.wide.u32 %rd10, %r8, 2097152;\n"
-    "\tmul.wide.u32 %rd11, %r10, 4096;\n"
-    "\tadd.u64 %rd10, %rd10, %rd11;\n"
-    "\tadd.u64 %rd10, %rd0, %rd10;\n"
-    "\tmov.u64 %rd12, %clock64;\n"
+    "\t@%p2 bra TGN;\n" PROBE_BLOCK_ADDR "\tmov.u64 %rd12, %clock64;\n"
     "\tand.b64 %rd13, %rd12, %rd3;\n"
     "\tadd.u64 %rd13, %rd10, %rd13;\n"
     "\tld.global.cg.u32 %r11, [%rd13];\n"
@@ -147,15 +150,7 @@ static const char probe_ptx[] =
     "\tmov.u32 %r9, 0;\n"
     "LP:\n"
     "\tsetp.ge.u32 %p2, %r9, %r3;\n"
-    "\t@%p2 bra LGN;\n"
-    "\tmul.wide.u32 %rd9, %r9, 4;\n"
-    "\tadd.u64 %rd9, %rd1, %rd9;\n"
-    "\tld.global.u32 %r10, [%rd9+16];\n"
-    "\tmul.wide.u32 %rd10, %r8, 2097152;\n"
-    "\tmul.wide.u32 %rd11, %r10, 4096;\n"
-    "\tadd.u64 %rd10, %rd10, %rd11;\n"
-    "\tadd.u64 %rd10, %rd0, %rd10;\n"
-    "\tld.global.cg.u32 %r11, [%rd10];\n"
+    "\t@%p2 bra LGN;\n" PROBE_BLOCK_ADDR "\tld.global.cg.u32 %r11, [%rd10];\n"
     "\tst.volatile.shared.u32 [tidal_l2m_smem], %r11;\n"
     "\tadd.u32 %r9, %r9, 1;\n"
     "\tbra LP;\n"

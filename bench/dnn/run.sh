@@ -143,7 +143,7 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
   rm -f "$B/lib/libtidal_passes.a"
   ar rcs "$B/lib/libtidal_passes.a" "${objs[@]}" || return 1
   # shellcheck disable=SC2086
-  gcc $CF driver/tidal-ptxas.c driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas" || return 1
+  gcc $CF driver/tidal-ptxas.c driver/dropin.c driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas" || return 1
   # libtidal's sources: the list CMakeLists.txt builds (TIDAL_RUNTIME_SOURCES), compiled as it does
   local srcs
   srcs=$("$root/scripts/runtime-sources.sh") || return 1

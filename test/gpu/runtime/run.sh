@@ -50,8 +50,8 @@ build() {
   for f in "$root"/passes/*.c; do gcc $CFLAGS -c "$f" -o "$B/obj/passes_$(basename "${f%.c}").o"; objs+=("$B/obj/passes_$(basename "${f%.c}").o"); done
   rm -f "$B/lib/libtidal_passes.a"; ar rcs "$B/lib/libtidal_passes.a" "${objs[@]}"
   gcc $CFLAGS "$root"/driver/tidal-opt.c "$root"/driver/cubin.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -ldl -o "$B/bin/tidal-opt"
-  gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
-  gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/exec.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
+  gcc $CFLAGS "$root"/driver/tidal-ptxas.c "$root"/driver/dropin.c "$root"/driver/exec.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-ptxas"
+  gcc $CFLAGS "$root"/driver/tidal-nvcc.c "$root"/driver/dropin.c "$root"/driver/exec.c "$root"/driver/nvcc_*.c "$B/lib/libtidal_passes.a" -o "$B/bin/tidal-nvcc"
   local rto=()
   # libtidal's sources: the list CMakeLists.txt builds (TIDAL_RUNTIME_SOURCES)
   local srcs
