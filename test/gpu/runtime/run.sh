@@ -75,10 +75,11 @@ build() {
     gcc $CFLAGS "${src[@]}" "$B/obj/rt_control_proto.o" "$B/obj/rt_tidal_client.o" "$B/obj/rt_smset.o" "${extra[@]}" -lrt -lpthread -o "$B/bin/$t"
   done
   cd "$B"
-  # rt_app reaches the API by dlsym: --undefined pulls the policies and the L2 memory
-  # (nothing else refers to them) out of libtidal.a
+  # rt_app reaches the API by dlsym: --undefined for every function it looks up (GET(...))
+  # pulls their objects out of libtidal.a (nothing in the program refers to them: stats.o,
+  # the policies and l2mem.o were left out)
   "$B/bin/tidal-nvcc" -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" -Xlinker -export-dynamic \
-    -Xlinker --undefined=tidal_policy_create -Xlinker --undefined=tidal_l2mem_create "$here/rt_app.cu" -o "$B/rt_app_linked" \
+    $(grep -o 'GET([a-z_0-9]*)' "$here/rt_app.cu" | sed 's/GET(\(.*\))/-Xlinker --undefined=tidal_\1/' | sort -u) "$here/rt_app.cu" -o "$B/rt_app_linked" \
     --tidal-report="$B/rt_app.report"
   "$B/bin/tidal-nvcc" --tidal-no-runtime -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" "$here/rt_app.cu" "$B/obj/rt_smset.o" -o "$B/rt_app_plain"
   cd - >/dev/null
