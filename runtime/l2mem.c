@@ -281,8 +281,7 @@ static int probe_flips(struct tidal_l2mem *m, const tidal_smset *side0)
     uint32_t timed = 0;
     memcpy(&timed, hctl + 12, 4);
     if (!status && !timed)
-        status = tidal__fail(TIDAL_ERR_CUDA, "L2 memory probe: no SM of side %s timed the blocks (the device is busy?)",
-                             "1");
+        status = tidal__fail(TIDAL_ERR_CUDA, "L2 memory probe: no SM of side 1 timed the blocks (the device is busy?)");
     if (!status) status = tidal__l2mem_flips(lat, m->granules, m->flips);
     if (st) cu->StreamDestroy(st);
     if (dlat) cu->MemFree(dlat);
