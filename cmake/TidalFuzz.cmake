@@ -56,21 +56,18 @@ endif()
 message(STATUS "tidal: libFuzzer targets built with ${TIDAL_FUZZ_CC}")
 
 file(GLOB _tidal_fuzz_sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/test/fuzz/fuzz_*.c")
+set(TIDAL_FUZZ_BIN_DIR "${CMAKE_BINARY_DIR}/fuzz")
 set(TIDAL_FUZZ_TARGETS "")
+set(_byproducts "")
 foreach(_src IN LISTS _tidal_fuzz_sources)
   get_filename_component(_name "${_src}" NAME_WE)
   list(APPEND TIDAL_FUZZ_TARGETS "${_name}")
+  list(APPEND _byproducts "${TIDAL_FUZZ_BIN_DIR}/${_name}")
 endforeach()
 if(NOT TIDAL_FUZZ_TARGETS)
   message(STATUS "tidal: no test/fuzz/fuzz_*.c yet; nothing to fuzz")
   return()
 endif()
-
-set(TIDAL_FUZZ_BIN_DIR "${CMAKE_BINARY_DIR}/fuzz")
-set(_byproducts "")
-foreach(_name IN LISTS TIDAL_FUZZ_TARGETS)
-  list(APPEND _byproducts "${TIDAL_FUZZ_BIN_DIR}/${_name}")
-endforeach()
 
 ExternalProject_Add(tidal_fuzz
   SOURCE_DIR "${PROJECT_SOURCE_DIR}/cmake/fuzz"

@@ -68,6 +68,16 @@ int tidal_control_shm_name_ok(const char *name);
 int tidal_control_name_ok(const char *name);
 int tidal_control_tenant_name_ok(const char *name);
 
+/* ---- the options tidald and tidalctl share ------------------------------------------------
+ * Their getopt_long tables start with these three (each program's own follow); `sock`, `help`
+ * and `version` are the program's codes for them. Needs <getopt.h>. */
+// clang-format off
+#define TIDAL_CONTROL_COMMON_OPTIONS(sock, help, version) \
+    {"socket", required_argument, NULL, (sock)},          \
+    {"help", no_argument, NULL, (help)},                  \
+    {"version", no_argument, NULL, (version)}
+// clang-format on
+
 /* ---- bounded line buffer ---------------------------------------------------------------- */
 typedef struct tidal_linebuf {
     char buf[TIDAL_PROTO_MAX_LINE];

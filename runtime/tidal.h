@@ -21,15 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* libtidal.so and libtidal-preload.so export exactly what this header declares (and the
- * interposed CUDA entry points); everything else is built hidden. */
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+#include "tidal_api_begin.h"
 
 #define TIDAL_VERSION_MAJOR 0
 #define TIDAL_VERSION_MINOR 1
@@ -191,11 +183,5 @@ typedef struct tidal_stats {
 int tidal_stats_get(tidal_part *p, tidal_stats *out);
 int tidal_stats_reset(tidal_part *p);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+#include "tidal_api_end.h"
 #endif

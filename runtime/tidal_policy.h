@@ -34,13 +34,7 @@
 
 #include "tidal.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+#include "tidal_api_begin.h"
 
 /* ------------------------------------------------------------------ scaling models */
 
@@ -156,12 +150,6 @@ int tidal_policy_model(tidal_policy *p, int id, tidal_scaling *out, int *online)
 int tidal_policy_state(tidal_policy *p, char *buf, size_t size);
 int tidal_policy_destroy(tidal_policy *p);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+#include "tidal_api_end.h"
 
 #endif

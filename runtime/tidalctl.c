@@ -345,12 +345,10 @@ int main(int argc, char **argv)
 {
     enum { OPT_SOCKET = 256, OPT_JSON, OPT_TIMEOUT, OPT_HELP, OPT_STATS, OPT_VERSION };
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, OPT_SOCKET},
+        TIDAL_CONTROL_COMMON_OPTIONS(OPT_SOCKET, OPT_HELP, OPT_VERSION),
         {"json", no_argument, NULL, OPT_JSON},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"help", no_argument, NULL, OPT_HELP},
         {"stats", no_argument, NULL, OPT_STATS},
-        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     char sock[TIDAL_SOCKET_PATH_MAX];

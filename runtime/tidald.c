@@ -112,15 +112,13 @@ int main(int argc, char **argv)
 {
     enum { OPT_SOCKET = 256, OPT_SHM, OPT_GROUP, OPT_RESET, OPT_FG, OPT_HELP, OPT_STATS, OPT_SPIN, OPT_VERSION };
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, OPT_SOCKET},
+        TIDAL_CONTROL_COMMON_OPTIONS(OPT_SOCKET, OPT_HELP, OPT_VERSION),
         {"shm", required_argument, NULL, OPT_SHM},
         {"group", required_argument, NULL, OPT_GROUP},
         {"reset", no_argument, NULL, OPT_RESET},
         {"foreground", no_argument, NULL, OPT_FG},
-        {"help", no_argument, NULL, OPT_HELP},
         {"stats-timeout", required_argument, NULL, OPT_STATS},
         {"spin", no_argument, NULL, OPT_SPIN},
-        {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
     };
     const char *sock = NULL, *shm = NULL;
