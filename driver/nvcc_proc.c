@@ -165,7 +165,11 @@ char *nvcc_make_priv(const char *real_nvcc, const char *self)
     if (!bad) bad = link_to(real_nvcc, bin, "nvcc") || write_profile(real_bin, bin);
     /* nvcc finds targets/<arch> (its _TARGET_DIR_) relative to its own
      * directory: mirror the real CUDA root around our bin. */
-    if (!bad) bad = link_entries(root, priv, skip_in_root) == -1; /* a root it cannot list: not mirrored */
+    if (!bad && (bad = link_entries(root, priv, skip_in_root)) == -2)
+        fprintf(stderr,
+                "tidal-nvcc: error: cannot list the CUDA root '%s' (nvcc finds targets/ and nvvm/ beside its bin "
+                "directory, so the private copy must mirror it): %s\n",
+                root, strerror(errno));
     if (!bad && (bad = link_entries(real_bin, bin, skip_in_bin)) == -2)
         fprintf(stderr, "tidal-nvcc: error: cannot list '%s': %s\n", real_bin, strerror(errno));
     free(real_bin);
