@@ -94,7 +94,6 @@ typedef struct tidal_report {
 } tidal_report;
 
 typedef struct tidal_options {
-    bool reshaped_clone;         /* emit NAME__tidal_reshaped (launch case c); default true */
     bool case_b;                 /* put the case-b check into the original entry (launches that bypass
                                     libtidal obey the module's attached partition); default false: the
                                     original entry stays byte-identical, so launches of it cost nothing
@@ -106,9 +105,9 @@ typedef struct tidal_options {
                             block would complete its wait early); default false: refused */
 } tidal_options;
 
-/* The default options: a clone per kernel, original entries verbatim. */
-#define TIDAL_OPTIONS_DEFAULT \
-    ((tidal_options){.reshaped_clone = true, .case_b = false, .assume_balanced_arrive = false})
+/* The default options: original entries verbatim (every rewritten kernel gets its clone,
+ * NAME__tidal_reshaped, launch case c). */
+#define TIDAL_OPTIONS_DEFAULT ((tidal_options){.case_b = false, .assume_balanced_arrive = false})
 
 /* The drop-in drivers' options from the environment (their callers choose their arguments):
  * TIDAL_CASE_B set and not "0" asks for case b, TIDAL_ASSUME_BALANCED_ARRIVE (not "0") for

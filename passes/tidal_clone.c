@@ -86,7 +86,6 @@ static tidal_kernel *kernel_of(tidal_state *s, const ptx_func *f)
 
 void tidal_phase_clone(tidal_state *s)
 {
-    if (!s->opt->reshaped_clone) return;
     ptx_module *m = s->m;
     for (uint32_t it = 0; it < m->nitems; it++) {
         ptx_item *item = &m->items[it];

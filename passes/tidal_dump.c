@@ -171,5 +171,5 @@ void tidal_dump_clone(const tidal_state *s, FILE *out)
         n++;
         fprintf(out, "clone kernel %s:\n%s\n%s\n", ptx_func_name(kn->fn->f), kn->clone_text, kn->nparams_text);
     }
-    if (!n) fputs(s->opt->reshaped_clone ? "clone: no kernel rewritten\n" : "clone: no clones (options)\n", out);
+    if (!n) fputs("clone: no kernel rewritten\n", out);
 }

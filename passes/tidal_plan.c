@@ -184,8 +184,8 @@ static void plan_kernel(tidal_state *s, tidal_kernel *k, tidal_kernel_report *r)
      * to the largest .extern .shared alignment (Triton's TMA/wgmma tiles rely on it
      * staying 1 KiB-aligned), and launches near the per-block limit would fail with
      * "invalid argument". Its launches run as the original or as the clone, none in case
-     * b. Without a clone the original entry is the rewritten one. */
-    if (s->opt->reshaped_clone && (!s->opt->case_b || s->mod.dynamic_shared)) {
+     * b. */
+    if (!s->opt->case_b || s->mod.dynamic_shared) {
         r->original_verbatim = 1;
         r->verbatim_shared = s->opt->case_b;
     }

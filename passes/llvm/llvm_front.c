@@ -223,12 +223,6 @@ void tidal_llvm_free(tidal_llvm_module *m)
     free(m);
 }
 
-unsigned tidal_llvm_kernel_count(const tidal_llvm_module *m) { return m->nkernels; }
-const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i)
-{
-    return i < m->nkernels ? tl_value_name(m->kernels[i]) : NULL;
-}
-
 int tidal_llvm_verify(tidal_llvm_module *m, ptx_diag *d)
 {
     char *msg = NULL;

@@ -29,10 +29,6 @@ typedef struct tidal_llvm_module tidal_llvm_module;
 tidal_llvm_module *tidal_llvm_parse(const char *name, const char *buf, size_t len, ptx_diag *d);
 void tidal_llvm_free(tidal_llvm_module *m);
 
-/* Number of kernels and their names, in module order. */
-unsigned tidal_llvm_kernel_count(const tidal_llvm_module *m);
-const char *tidal_llvm_kernel_name(const tidal_llvm_module *m, unsigned i);
-
 /* Lowers a copy of the module to PTX with the NVPTX target. arch: "sm_90a", or
  * NULL for the kernels' "target-cpu" (else sm_90a). Returns malloc'd text (NUL
  * terminated, *len without the NUL), or NULL with the reason in d. */
