@@ -29,7 +29,7 @@
 typedef struct ptx_diag {
     const char *file;   /* name used in messages */
     unsigned line, col; /* 0: no position (col 0 alone: no column) */
-    char msg[4096];     /* LLVM's messages quote the source line */
+    char msg[4096];     /* LLVM's messages quote the source line; a longer one ends in " [...]" */
     int nerrors;
 } ptx_diag;
 

@@ -94,8 +94,11 @@ void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, .
     d->col = col;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    int n = vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+    /* a message longer than msg (an LLVM verifier dump) says that it was cut */
+    static const char cut[] = " [...]";
+    if (n >= (int)sizeof d->msg) memcpy(d->msg + sizeof d->msg - sizeof cut, cut, sizeof cut);
 }
 
 void ptx_diag_print(const ptx_diag *d, FILE *out)

@@ -117,13 +117,31 @@ static void diag_prints_its_position(void **state)
     free(s);
 }
 
+static void diag_long_message_says_it_was_cut(void **state)
+{
+    (void)state;
+    ptx_diag d;
+    ptx_diag_init(&d, "x.ll");
+    char big[6000];
+    memset(big, 'v', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ptx_diag_error(&d, 1, 1, "verifier: %s", big);
+    size_t n = strlen(d.msg);
+    assert_int_equal(n, sizeof d.msg - 1);
+    assert_string_equal(d.msg + n - 6, " [...]");
+    assert_memory_equal(d.msg, "verifier: vvv", 13);
+
+    ptx_diag_init(&d, "x.ll");
+    ptx_diag_error(&d, 1, 1, "%s", "short"); /* a message that fits is not marked */
+    assert_string_equal(d.msg, "short");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ice_goes_to_the_handler),
-        cmocka_unit_test(library_invariant_reaches_the_handler),
-        cmocka_unit_test(no_handler_aborts_without_a_word),
-        cmocka_unit_test(diag_prints_its_position),
+        cmocka_unit_test(ice_goes_to_the_handler),           cmocka_unit_test(library_invariant_reaches_the_handler),
+        cmocka_unit_test(no_handler_aborts_without_a_word),  cmocka_unit_test(diag_prints_its_position),
+        cmocka_unit_test(diag_long_message_says_it_was_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
