@@ -97,9 +97,11 @@ int tidal_l2_sides(tidal_smset *side0, tidal_smset *side1);
  * to 1 MiB) homed on side 0 and as many on side 1, interleaved by 4 KiB. Kernels address
  * byte o of side s's half with tidal_l2_addr (abi/tidal_l2.h) from the layout; nothing
  * else can use the halves as plain arrays. LS data on its partition's side, BE data on the
- * other, keep each other's DRAM and L2 traffic out (docs/vram-channels.md §4).
- * TIDAL_ERR_UNSUPPORTED when the device homes memory otherwise (the text says where it
- * differed), TIDAL_ERR_NO_DRIVER without the VMM API. */
+ * other, keep each other's DRAM and L2 traffic out (docs/vram-channels.md §4). The
+ * device's pattern (which block-index bits choose the side) is measured at creation and is
+ * in the layout (its mask). TIDAL_ERR_UNSUPPORTED when the device homes memory by no
+ * parity of the block index (the text names the granule and block where the model
+ * failed), TIDAL_ERR_NO_DRIVER without the VMM API. */
 typedef struct tidal_l2mem tidal_l2mem;
 struct tidal_l2_layout; /* abi/tidal_l2.h */
 int tidal_l2mem_create(size_t per_side, tidal_l2mem **out);

@@ -37,16 +37,24 @@
 static const size_t PER_SIDE = (size_t)256 << 20; /* per half: BE streams 256 MiB, 4x the L2 */
 static const unsigned NLS = 2048;
 
-/* Data either in a half of a tidal_l2mem (flips != NULL) or plain at base. */
+/* Data either in side `side`'s half of a tidal_l2mem (L its layout) or plain at L.base
+ * (L.flips 0). */
 struct Data {
-    unsigned long long base;
-    const uint32_t *flips;
+    tidal_l2_layout L;
     unsigned side;
     __host__ __device__ unsigned long long addr(unsigned long long o) const
     {
-        return flips ? tidal_l2_addr(base, flips, side, o) : base + o;
+        return L.flips ? tidal_l2_addr(&L, side, o) : L.base + o;
     }
 };
+
+/* Plain memory at p, as Data. */
+static Data plain_data(const void *p)
+{
+    Data d = {};
+    d.L.base = (unsigned long long)p;
+    return d;
+}
 
 __global__ void ls_probe(Data d, unsigned first, unsigned n, unsigned long long zero, unsigned short *lat,
                          volatile unsigned *be_started, unsigned be_blocks, unsigned long long wait_ns)
@@ -168,8 +176,8 @@ int main(int argc, char **argv)
     RK(cudaMalloc(&pb, PER_SIDE));
     RK(cudaMemset(pl, 1, PER_SIDE));
     RK(cudaMemset(pb, 2, PER_SIDE));
-    Data ls_col = {Lls.base, (const uint32_t *)Lls.flips, 0}, be_col = {Lbe.base, (const uint32_t *)Lbe.flips, 1};
-    Data ls_plain = {(unsigned long long)pl, nullptr, 0}, be_plain = {(unsigned long long)pb, nullptr, 0};
+    Data ls_col = {Lls, 0}, be_col = {Lbe, 1};
+    Data ls_plain = plain_data(pl), be_plain = plain_data(pb);
     size_t fl_bytes = (size_t)240 << 20;
     uint4 *fl;
     RK(cudaMalloc(&fl, fl_bytes));

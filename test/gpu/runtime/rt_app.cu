@@ -1146,12 +1146,12 @@ static void policy_gslice()
 
 // ---------------------------------------------------------------- L2 sides
 // One thread touches the first line of 4 KiB blocks [first, first + n) (half of them homed
-// on each L2 side) of a plain buffer at base (flips NULL) or of side `side`'s half of a
-// tidal_l2mem; with `time`, *sum gets their summed L2-hit latency in cycles (the load's
-// address depends on the first clock read, the shared store on the load, so the clock
-// reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
-__global__ void l2_touch(unsigned long long base, const uint32_t *flips, unsigned side, unsigned first, unsigned n,
-                         int time, unsigned long long zero, unsigned long long *sum, unsigned *where)
+// on each L2 side) of a plain buffer at L.base (L.flips 0) or of side `side`'s half of a
+// tidal_l2mem (L its layout); with `time`, *sum gets their summed L2-hit latency in cycles
+// (the load's address depends on the first clock read, the shared store on the load, so
+// the clock reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
+__global__ void l2_touch(tidal_l2_layout L, unsigned side, unsigned first, unsigned n, int time,
+                         unsigned long long zero, unsigned long long *sum, unsigned *where)
 {
     __shared__ volatile unsigned sink;
     if (threadIdx.x || blockIdx.x) return;
@@ -1161,7 +1161,7 @@ __global__ void l2_touch(unsigned long long base, const uint32_t *flips, unsigne
     unsigned long long acc = 0;
     for (unsigned i = first; i < first + n; i++) {
         unsigned long long o = (unsigned long long)i * 4096;
-        const char *p = (const char *)(flips ? tidal_l2_addr(base, flips, side, o) : base + o);
+        const char *p = (const char *)(L.flips ? tidal_l2_addr(&L, side, o) : L.base + o);
         unsigned long long t0, t1;
         unsigned v;
         asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
@@ -1210,11 +1210,12 @@ static void mode_l2side()
     CK(cudaMalloc(&raw, 513 * 4096));
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
-    const char *buf = (const char *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
-    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 512, 0, 0, sums, where);          // side 0 loads every line
-    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
+    tidal_l2_layout plain = {};
+    plain.base = ((uintptr_t)raw + 4095) & ~(uintptr_t)4095;
+    l2_touch<<<1, 32, 0, sa>>>(plain, 0, 0, 512, 0, 0, sums, where);          // side 0 loads every line
+    l2_touch<<<1, 32, 0, sa>>>(plain, 0, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
     CK(cudaStreamSynchronize(sa));
-    l2_touch<<<1, 32, 0, sb>>>((uintptr_t)buf, nullptr, 0, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
+    l2_touch<<<1, 32, 0, sb>>>(plain, 0, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
@@ -1234,21 +1235,20 @@ static void mode_l2side()
 }
 
 // ---------------------------------------------------------------- memory homed on one side
-__global__ void l2_fill(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
-                        unsigned x)
+__global__ void l2_fill(tidal_l2_layout L, unsigned side, unsigned long long words, unsigned x)
 {
     for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
          w += (unsigned long long)gridDim.x * blockDim.x)
-        *(unsigned *)tidal_l2_addr(base, flips, side, w * 4) = (unsigned)w ^ x;
+        *(unsigned *)tidal_l2_addr(&L, side, w * 4) = (unsigned)w ^ x;
 }
 
-__global__ void l2_check(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
-                         unsigned x, unsigned long long *bad)
+__global__ void l2_check(tidal_l2_layout L, unsigned side, unsigned long long words, unsigned x,
+                         unsigned long long *bad)
 {
     unsigned long long n = 0;
     for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
          w += (unsigned long long)gridDim.x * blockDim.x)
-        n += *(const unsigned *)tidal_l2_addr(base, flips, side, w * 4) != ((unsigned)w ^ x);
+        n += *(const unsigned *)tidal_l2_addr(&L, side, w * 4) != ((unsigned)w ^ x);
     if (n) atomicAdd(bad, n);
 }
 
@@ -1260,8 +1260,9 @@ static void mode_l2mem()
     tidal_l2mem *m;
     int st = api.l2mem_create((size_t)64 << 20, &m);
     if (st == -14 /* TIDAL_ERR_UNSUPPORTED */) {
-        // a device whose memory is homed in another pattern than the one l2mem knows (session
-        // 14 call 8's H200): the refusal must say where, and nothing is made
+        // a device that homes memory by no parity of the block index (call 8's H200 was
+        // refused under the fixed mask 0xab; whether its pattern is a parity at all is the
+        // probe's to say): the refusal must say where the model failed, and nothing is made
         std::string why = api.last_error();
         result("l2mem.refuses-another-pattern", why.find("granule") != std::string::npos &&
                                                     why.find("block") != std::string::npos,
@@ -1272,17 +1273,22 @@ static void mode_l2mem()
     TCK(st);
     tidal_l2_layout L;
     TCK(api.l2mem_layout(m, &L));
-    // 1 MiB of each side per 2 MiB granule
-    result("l2mem.layout", L.granules == 64 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
-           std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side");
-    const uint32_t *flips = (const uint32_t *)L.flips;
+    // 1 MiB of each side per 2 MiB granule; the measured pattern and its derived fields
+    // (docs/vram-channels.md §2: 0xab on three H200s, another pattern on call 8's)
+    char pat[96];
+    snprintf(pat, sizeof pat, ", block-index mask 0x%x (low %u, pmask 0x%x)", L.mask, L.low, L.pmask);
+    bool pattern_ok = L.mask && L.mask < 512 && ((L.mask >> L.low) & 1) && !(L.mask & ((1u << L.low) - 1)) &&
+                      L.pmask == ((L.mask >> (L.low + 1)) << L.low);
+    result("l2mem.layout",
+           pattern_ok && L.granules == 64 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
+           std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side" + pat);
     unsigned long long words = L.per_side / 4, *bad;
     CK(cudaMalloc(&bad, sizeof *bad));
     CK(cudaMemset(bad, 0, sizeof *bad));
-    l2_fill<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au);
-    l2_fill<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u);
-    l2_check<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au, bad);
-    l2_check<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u, bad);
+    l2_fill<<<264, 256>>>(L, 0, words, 0x5a5a5a5au);
+    l2_fill<<<264, 256>>>(L, 1, words, 0xa5a5a5a5u);
+    l2_check<<<264, 256>>>(L, 0, words, 0x5a5a5a5au, bad);
+    l2_check<<<264, 256>>>(L, 1, words, 0xa5a5a5a5u, bad);
     CK(cudaDeviceSynchronize());
     unsigned long long hbad;
     CK(cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost));
@@ -1301,11 +1307,11 @@ static void mode_l2mem()
     unsigned *where;
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
-    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 0, 0, 256, 0, 0, sums, where);
-    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 1, 0, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L, 0, 0, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L, 1, 0, 256, 0, 0, sums, where);
     CK(cudaStreamSynchronize(sa));
-    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 0, 0, 256, 1, 0, sums, where + 1);
-    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 1, 0, 256, 1, 0, sums + 1, where + 2);
+    l2_touch<<<1, 32, 0, sb>>>(L, 0, 0, 256, 1, 0, sums, where + 1);
+    l2_touch<<<1, 32, 0, sb>>>(L, 1, 0, 256, 1, 0, sums + 1, where + 2);
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
