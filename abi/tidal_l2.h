@@ -1,6 +1,7 @@
-/* tidal_l2.h — memory homed on one L2 side: the layout of a tidal_l2mem (runtime/tidal.h)
- * and the address translation kernels apply to it. Plain C, no CUDA types: host code and
- * CUDA C++ (the functions are host and device there) include it alike. A leaf of abi/.
+/* tidal_l2.h — memory homed on one L2 side: the layout of a tidal_l2mem (runtime/tidal.h),
+ * the address translation kernels apply to it, and the descriptor of a bimodal tensor
+ * (tidal_bimodal_*) with its device accessors. Plain C, no CUDA types: host code and CUDA
+ * C++ (the functions are host and device there) include it alike. A leaf of abi/.
  *
  * The H200 homes every aligned 4 KiB block of memory on one of its two L2 sides:
  *     side(block b of granule g) = parity(b & mask) ^ flip(g)
@@ -117,6 +118,52 @@ TIDAL_L2_FN uint64_t tidal_l2_addr(const tidal_l2_layout *L, unsigned side, uint
 {
     const uint32_t *flips = (const uint32_t *)(uintptr_t)L->flips;
     return L->base + tidal_l2_offset(L, o, side, tidal_l2_flip(flips, o >> 20));
+}
+
+/* ---------------------------------------------------------------- bimodal tensors
+ * Two identical copies of one tensor (tidal_bimodal_create, runtime/tidal.h): an ordinary
+ * linear allocation ("all memory": every 4 KiB block, both L2 sides) and side `side`'s half
+ * of a tidal_l2mem. Kernels take the descriptor's device address and read the mode word to
+ * choose the copy; tidal_bimodal_set writes it while they run (docs/runtime.md "Bimodal
+ * tensors": when a kernel sees a change, and what must hold for it to be safe). */
+#define TIDAL_BIMODAL_ALL 0u  /* read the linear copy */
+#define TIDAL_BIMODAL_SIDE 1u /* read the copy homed on the descriptor's side */
+
+typedef struct tidal_bimodal_desc {
+    uint32_t mode;      /* TIDAL_BIMODAL_ALL or _SIDE: written by tidal_bimodal_set, read by kernels */
+    uint32_t side;      /* the L2 side (0 or 1) that homes the side copy */
+    uint64_t all;       /* device address of the linear copy */
+    uint64_t size;      /* bytes of the tensor (each copy) */
+    uint64_t reserved;  /* 0 */
+    tidal_l2_layout l2; /* the side copy: byte o is byte o of side `side`'s half */
+} tidal_bimodal_desc;
+
+#if defined(__cplusplus)
+static_assert(sizeof(tidal_bimodal_desc) == 64, "tidal_bimodal_desc is 64 bytes");
+#else
+_Static_assert(sizeof(tidal_bimodal_desc) == 64, "tidal_bimodal_desc is 64 bytes");
+_Static_assert(__builtin_offsetof(tidal_bimodal_desc, mode) == 0, "the mode word is first");
+#endif
+
+/* The mode as it is now: a relaxed load at GPU scope (as a rewritten kernel reads its
+ * partition's live mask), never cached in L1, so a kernel sees tidal_bimodal_set's write
+ * at its next call. Read it once per logical block (or chunk) and address the whole block
+ * with that value: a block that re-read it per access could mix the copies. */
+TIDAL_L2_FN unsigned tidal_bimodal_mode(const tidal_bimodal_desc *d)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    unsigned v;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(&d->mode) : "memory");
+    return v;
+#else
+    return *(const volatile uint32_t *)&d->mode;
+#endif
+}
+
+/* The address of byte o (< d->size) of the tensor in the copy mode names. */
+TIDAL_L2_FN uint64_t tidal_bimodal_addr(const tidal_bimodal_desc *d, unsigned mode, uint64_t o)
+{
+    return mode == TIDAL_BIMODAL_SIDE ? tidal_l2_addr(&d->l2, d->side, o) : d->all + o;
 }
 
 #endif

@@ -306,7 +306,7 @@ static int probe_flips(struct tidal_l2mem *m, const tidal_smset *side0)
     return status;
 }
 
-static int create_locked(size_t per_side, struct tidal_l2mem **out)
+int tidal__l2mem_create_locked(size_t per_side, struct tidal_l2mem **out)
 {
     const tidal_cu *cu = tidal__cu();
     /* compared before rounding up: per_side near SIZE_MAX must not wrap to a few granules */
@@ -355,7 +355,7 @@ int tidal_l2mem_create(size_t per_side, tidal_l2mem **out)
     tidal__lock();
     NEED_INIT("tidal_l2mem_create");
     tidal__call saved = tidal__ctx_enter();
-    int st = create_locked(per_side, out);
+    int st = tidal__l2mem_create_locked(per_side, out);
     tidal__ctx_leave(saved);
     tidal__unlock();
     return st;
@@ -383,14 +383,19 @@ int tidal_l2mem_flips(const tidal_l2mem *m, uint32_t *words, size_t nwords)
     return TIDAL_OK;
 }
 
+void tidal__l2mem_destroy_locked(tidal_l2mem *m)
+{
+    tidal__cu()->StreamSynchronize(tidal__ctl_stream());
+    release(m);
+}
+
 int tidal_l2mem_destroy(tidal_l2mem *m)
 {
     if (!m) return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_destroy: NULL");
     tidal__lock();
     NEED_INIT("tidal_l2mem_destroy");
     tidal__call saved = tidal__ctx_enter();
-    tidal__cu()->StreamSynchronize(tidal__ctl_stream());
-    release(m);
+    tidal__l2mem_destroy_locked(m);
     tidal__ctx_leave(saved);
     tidal__unlock();
     return TIDAL_OK;

@@ -1,5 +1,6 @@
 /* l2mem.h — memory homed on one L2 side (l2mem.c): the device's pattern and the flip bits
- * from the probe's latencies, for the unit tests. */
+ * from the probe's latencies (for the unit tests), and creation under the lock (for
+ * bimodal.c). */
 #ifndef TIDAL_L2MEM_H
 #define TIDAL_L2MEM_H
 
@@ -22,5 +23,9 @@ extern const unsigned tidal__l2mem_probe_blocks[TIDAL_L2MEM_NPROBE];
  * or when a probed block is not on the side the pattern puts it (the text names the
  * granule and block). */
 int tidal__l2mem_measure(const uint16_t *lat, size_t granules, uint32_t *flips, unsigned *mask);
+
+/* tidal_l2mem_create and _destroy with the lock held and libtidal's context current. */
+int tidal__l2mem_create_locked(size_t per_side, tidal_l2mem **out);
+void tidal__l2mem_destroy_locked(tidal_l2mem *m);
 
 #endif

@@ -516,7 +516,7 @@ static fake_fn ku = {.name = "u", .kernel_of = &fu};
  * knows the two probe kernels of l2side.c and l2mem.c, and their launches answer as an H200
  * would. SMs with (s / 2) % 3 == 0 are on SM 0's side (SM pairs, like the H200's TPCs);
  * block b of the probe's granule g is homed on fake_l2_home(g, b), by default
- * parity(b & fake_l2_mask) ^ fake_l2_flip(g). */
+ * parity(b & fake_l2_mask) ^ fake_l2_flip(g). cuMemcpyDtoDAsync copies. */
 static unsigned fake_l2_mask;
 static unsigned fake_l2_flip(unsigned g) { return (g * 7 + g / 3) & 1u; }
 static unsigned fake_l2_parity_home(unsigned g, unsigned b)
@@ -594,6 +594,12 @@ static CUresult f_setaccess(CUdeviceptr p, size_t n, const CUmemAccessDesc *d, s
     (void)c;
     return CUDA_SUCCESS;
 }
+static CUresult f_dtod(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    memmove((void *)d, (const void *)src, n);
+    return CUDA_SUCCESS;
+}
 static CUresult f_modload(CUmodule *m, const void *image)
 {
     if (strstr(image, ".entry tidal_l2side_probe("))
@@ -649,6 +655,7 @@ static void fake_l2_table(int on)
     fake.MemMap = on ? f_memmap : NULL;
     fake.MemUnmap = on ? f_memunmap : NULL;
     fake.MemSetAccess = on ? f_setaccess : NULL;
+    fake.MemcpyDtoDAsync = on ? f_dtod : NULL;
     fake.ModuleLoadData = on ? f_modload : NULL;
     fake.ModuleUnload = on ? f_modunload : NULL;
     fake_run = on ? fake_l2_run : NULL;

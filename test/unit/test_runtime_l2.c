@@ -1,6 +1,7 @@
 /* test_runtime_l2.c — libtidal's L2 parts against the fake driver (no GPU): the split of SMs
- * into L2 sides and memory homed on one side (the pattern and flips measured from probe
- * latencies, the translation of abi/tidal_l2.h for every pattern a parity can be). The fake device of
+ * into L2 sides, memory homed on one side (the pattern and flips measured from probe
+ * latencies, the translation of abi/tidal_l2.h for every pattern a parity can be), and
+ * bimodal tensors (both copies written, the mode word kernels read). The fake device of
  * fake_l2_on homes block b of granule g on parity(b & mask) ^ flip(g) for a mask the test
  * picks; "device memory" is host memory, so the tests read what kernels would. */
 #define _GNU_SOURCE
@@ -350,6 +351,121 @@ static void test_l2mem_refusals(void **state)
     assert_int_equal(fake_errors, 0);
 }
 
+/* ------------------------------------------------------------------ bimodal tensors */
+
+static void test_bimodal_args(void **state)
+{
+    (void)state;
+    tidal_bimodal *t = NULL;
+    uint64_t dev;
+    tidal_bimodal_desc d;
+    char buf[8] = {0};
+    assert_int_equal(tidal_bimodal_create(1 << 20, 0, NULL), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_bimodal_create(0, 0, &t), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "0 bytes"));
+    assert_int_equal(tidal_bimodal_create(1 << 20, 2, &t), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "side 2"));
+    assert_null(t);
+    assert_int_equal(tidal_bimodal_write(NULL, 0, buf, 1), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_bimodal_set(NULL, TIDAL_BIMODAL_SIDE), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_bimodal_desc_addr(NULL, &dev), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_bimodal_desc_get(NULL, &d), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_bimodal_destroy(NULL), TIDAL_ERR_INVALID);
+    /* no device-to-device copy, then no VMM API: nothing made */
+    fake_l2_on(0xab);
+    fake.MemcpyDtoDAsync = NULL;
+    assert_int_equal(tidal_bimodal_create(1 << 20, 1, &t), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "cuMemcpyDtoDAsync"));
+    fake.MemcpyDtoDAsync = f_dtod;
+    fake.MemCreate = NULL;
+    assert_int_equal(tidal_bimodal_create(1 << 20, 1, &t), TIDAL_ERR_NO_DRIVER);
+    assert_non_null(strstr(tidal_last_error(), "VMM"));
+    assert_null(t);
+    /* a device with no pattern: tidal_l2mem's refusal, nothing left */
+    fake.MemCreate = f_memcreate;
+    fake_l2_home = not_parity_home;
+    assert_int_equal(tidal_bimodal_create(3u << 20, 1, &t), TIDAL_ERR_UNSUPPORTED);
+    assert_non_null(strstr(tidal_last_error(), "granule 1, block 48 "));
+    assert_null(t);
+    assert_int_equal(fake_vmm_handles, 0);
+    assert_int_equal(fake_errors, 0);
+    tidal_shutdown();
+    assert_int_equal(tidal_bimodal_create(1 << 20, 0, &t), TIDAL_ERR_NOT_INIT);
+    assert_int_equal(tidal_init(0), TIDAL_OK);
+}
+
+/* Both copies hold what was written, in pieces that cross 4 KiB blocks and granules; the
+ * side copy only in blocks its side homes; the mode word is the descriptor's first and
+ * follows tidal_bimodal_set. */
+static void test_bimodal(void **state)
+{
+    (void)state;
+    for (unsigned mi = 0; mi < 3; mi++)
+        for (unsigned side = 0; side < 2; side++) {
+            fake_l2_on(masks[mi]);
+            const size_t size = (5u << 20) / 2 + 123; /* 3 granules, the last one partly used */
+            tidal_bimodal *t = NULL;
+            assert_int_equal(tidal_bimodal_create(size, side, &t), TIDAL_OK);
+            uint64_t dev = 0;
+            assert_int_equal(tidal_bimodal_desc_addr(t, &dev), TIDAL_OK);
+            const tidal_bimodal_desc *d = (const tidal_bimodal_desc *)(uintptr_t)dev;
+            assert_int_equal(d->mode, TIDAL_BIMODAL_ALL);
+            assert_int_equal(tidal_bimodal_mode(d), TIDAL_BIMODAL_ALL);
+            assert_int_equal(d->side, side);
+            assert_int_equal(d->size, size);
+            assert_int_equal(d->reserved, 0);
+            assert_int_equal(d->l2.mask, masks[mi]);
+            assert_int_equal(d->l2.granules, 3);
+            tidal_bimodal_desc h;
+            assert_int_equal(tidal_bimodal_desc_get(t, &h), TIDAL_OK);
+            assert_memory_equal(&h, d, sizeof h);
+            /* both copies start as zeros */
+            for (size_t o = 0; o < size; o += 997) {
+                assert_int_equal(*(const uint8_t *)(uintptr_t)tidal_bimodal_addr(d, TIDAL_BIMODAL_ALL, o), 0);
+                assert_int_equal(*(const uint8_t *)(uintptr_t)tidal_bimodal_addr(d, TIDAL_BIMODAL_SIDE, o), 0);
+            }
+            uint8_t *src = malloc(size);
+            assert_non_null(src);
+            for (size_t i = 0; i < size; i++) src[i] = (uint8_t)((i * 2654435761u) >> 13) | 1;
+            const size_t cut[] = {0, 5000, (1u << 20) + 77, (2u << 20) - 1, size};
+            for (unsigned c = 0; c + 1 < sizeof cut / sizeof cut[0]; c++)
+                assert_int_equal(tidal_bimodal_write(t, cut[c], src + cut[c], cut[c + 1] - cut[c]), TIDAL_OK);
+            /* every byte near a 4 KiB edge, a few in between */
+            for (size_t o = 0; o < size; o += (o % 4096 < 8 || o % 4096 >= 4088) ? 1 : 61) {
+                uint64_t a = tidal_bimodal_addr(d, TIDAL_BIMODAL_ALL, o),
+                         s = tidal_bimodal_addr(d, TIDAL_BIMODAL_SIDE, o);
+                assert_int_equal(*(const uint8_t *)(uintptr_t)a, src[o]);
+                assert_int_equal(*(const uint8_t *)(uintptr_t)s, src[o]);
+                uint64_t off = s - d->l2.base;
+                assert_int_equal(fake_l2_home((unsigned)(off >> 21), (unsigned)(off >> 12) & 511), side);
+            }
+            /* the mode word */
+            assert_int_equal(tidal_bimodal_set(t, TIDAL_BIMODAL_SIDE), TIDAL_OK);
+            assert_int_equal(tidal_bimodal_mode(d), TIDAL_BIMODAL_SIDE);
+            assert_int_equal(tidal_bimodal_desc_get(t, &h), TIDAL_OK);
+            assert_int_equal(h.mode, TIDAL_BIMODAL_SIDE);
+            assert_int_equal(tidal_bimodal_set(t, 2), TIDAL_ERR_INVALID);
+            assert_non_null(strstr(tidal_last_error(), "mode 2"));
+            assert_int_equal(tidal_bimodal_mode(d), TIDAL_BIMODAL_SIDE);
+            assert_int_equal(tidal_bimodal_set(t, TIDAL_BIMODAL_ALL), TIDAL_OK);
+            assert_int_equal(tidal_bimodal_mode(d), TIDAL_BIMODAL_ALL);
+            /* writes outside the tensor: refused, nothing written */
+            assert_int_equal(tidal_bimodal_write(t, size - 1, src, 2), TIDAL_ERR_INVALID);
+            assert_non_null(strstr(tidal_last_error(), "the tensor has"));
+            assert_int_equal(tidal_bimodal_write(t, 1, src, SIZE_MAX), TIDAL_ERR_INVALID);
+            assert_int_equal(tidal_bimodal_write(t, size + 1, src, 0), TIDAL_ERR_INVALID);
+            assert_int_equal(tidal_bimodal_write(t, 0, NULL, 1), TIDAL_ERR_INVALID);
+            assert_int_equal(tidal_bimodal_write(t, size, NULL, 0), TIDAL_OK);
+            assert_int_equal(*(const uint8_t *)(uintptr_t)tidal_bimodal_addr(d, TIDAL_BIMODAL_ALL, size - 1),
+                             src[size - 1]);
+            free(src);
+            assert_int_equal(tidal_bimodal_destroy(t), TIDAL_OK);
+            assert_int_equal(fake_vmm_handles, 0);
+            assert_int_equal(fake_vmm_mapped, 0);
+        }
+    assert_int_equal(fake_errors, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +478,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_l2mem_api, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_l2mem_create, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_l2mem_refusals, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_bimodal_args, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_bimodal, fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
