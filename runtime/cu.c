@@ -93,6 +93,7 @@ int tidal__cu_load(const char *path, void *(*sym)(void *, const char *), tidal_c
         OPT(MemMap, "cuMemMap"),
         OPT(MemUnmap, "cuMemUnmap"),
         OPT(MemSetAccess, "cuMemSetAccess"),
+        OPT(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
         OPT(LibraryGetKernel, "cuLibraryGetKernel"),
         OPT(LibraryEnumerateKernels, "cuLibraryEnumerateKernels"),
 #undef REQ

@@ -79,6 +79,8 @@ typedef struct tidal_cu {
     CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
     CUresult (*MemUnmap)(CUdeviceptr, size_t);
     CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+    /* optional: the side copy of a bimodal tensor is written from its linear copy (bimodal.c) */
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
     /* optional: for the preload's hooks (CUkernel handles, launch.c) */
     CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
     CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);

@@ -122,6 +122,16 @@ int tidal__device_open(void)
     return TIDAL_OK;
 }
 
+int tidal__ctl_write(CUdeviceptr dst, const void *src, size_t n, const char *what)
+{
+    const tidal_cu *cu = tidal__dev.cu;
+    if (n > 4096) return tidal__fail(TIDAL_ERR_INVALID, "%s: %zu bytes through the 4 KiB staging", what, n);
+    memcpy(tidal__dev.pinned, src, n);
+    CU_TRY(cu->MemcpyHtoDAsync(dst, tidal__dev.pinned, n, tidal__dev.ctl_stream), what);
+    CU_TRY(cu->StreamSynchronize(tidal__dev.ctl_stream), "cuStreamSynchronize(control stream)");
+    return TIDAL_OK;
+}
+
 void tidal__device_mark_ready(void) { tidal__dev.initialized = 1; }
 
 void tidal__device_close(void)

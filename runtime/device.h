@@ -86,6 +86,14 @@ void tidal__ctx_leave(tidal__call c);
 CUstreamCaptureMode tidal__capture_relax(void);
 void tidal__capture_restore(CUstreamCaptureMode m);
 
+/* Publish n bytes (at most 4096) at dst and wait until they are in device memory: through
+ * the pinned staging, on the control stream. How libtidal writes the words running kernels
+ * read (a partition's mask, a module's __tidal_ctl, a bimodal tensor's mode): the control
+ * stream is non-blocking, so the copy never waits for those kernels, and when this returns
+ * a kernel's next relaxed load of the words (they are read from L2, never L1) sees them.
+ * what names the copy in the error text. Lock held, libtidal's context current. */
+int tidal__ctl_write(CUdeviceptr dst, const void *src, size_t n, const char *what);
+
 /* One growing array of libtidal's tables: room for at least n elements (0, or -1 out of
  * memory). */
 static inline int tidal__grow(void **arr, unsigned *cap, unsigned n, size_t elem)

@@ -4,13 +4,15 @@
  * No allocation of whole 2 MiB granules is on one side: each granule alternates sides by
  * 4 KiB block, in a pattern that is the same parity of the block index on every granule,
  * up to one bit per granule (flip) that comes from the granule's physical address, which
- * user space does not see (docs/vram-channels.md §2). So a tidal_l2mem maps granules of
- * its own with the VMM API and measures each one's flip: one SM of side 0 loads nine
- * blocks of every granule, one SM of side 1 then times them: a block homed on side 1 is
- * an L2 hit on its own side (~310 cycles), one homed on side 0 comes across (~480). The
- * first block gives the flip; the other eight must agree with the pattern, or the device
- * does not home memory the way this code knows and creation fails. Kernels address the
- * two halves with tidal_l2_addr. Called with the lock held. */
+ * user space does not see (docs/vram-channels.md §2). Which block-index bits the parity
+ * takes (the mask) differs between H200s, so it is measured too. A tidal_l2mem maps
+ * granules of its own with the VMM API and probes each one: one SM of side 0 loads sixteen
+ * blocks of every granule, one SM of side 1 then times them: a block homed on side 1 is an
+ * L2 hit on its own side (~310 cycles), one homed on side 0 comes across (~480). Blocks 0
+ * and 2^k of granule 0 give the mask bit by bit, block 0 of each granule its flip; every
+ * other probed block must agree with the model, or the device does not home memory by a
+ * parity of the block index and creation fails. Kernels address the two halves with
+ * tidal_l2_addr. Called with the lock held. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +28,13 @@
 #define SPIN_NS 200000000ull
 #define MAX_GRANULES 65536 /* 64 GiB a side */
 
-/* The probed blocks of each granule: block 0 gives the flip, the others check the pattern
- * (their parities under TIDAL_L2_BLOCK_MASK: 1 1 0 0 1 1 1 0) */
-static const unsigned probe_blocks[TIDAL_L2MEM_NPROBE] = {0, 1, 2, 3, 4, 8, 32, 128, 256};
+/* Block 0 and the basis 2^k give the pattern; the six checks each combine bits of it (two
+ * neighbours at four places, every other bit twice), where a pattern that is not a parity
+ * would show. */
+const unsigned tidal__l2mem_probe_blocks[TIDAL_L2MEM_NPROBE] = {0,   1,   2, 4,  8,  16,  32,    64,
+                                                                128, 256, 3, 12, 48, 192, 0x155, 0x1aa};
 #define NPROBE TIDAL_L2MEM_NPROBE
+#define NBASIS 10 /* block 0, then 2^k for k = 0..8 */
 
 struct tidal_l2mem {
     CUdeviceptr base;
@@ -38,6 +43,7 @@ struct tidal_l2mem {
     size_t mapped; /* granules mapped so far (teardown of a failed create) */
     CUdeviceptr flips_dev;
     uint32_t *flips; /* host copy */
+    unsigned mask;   /* the device's pattern, as measured on these granules */
 };
 
 /* probe_ptx's loader and timer loops load the same blocks: %rd10 = the address of probe
@@ -210,9 +216,9 @@ static int map_granules(struct tidal_l2mem *m)
     return TIDAL_OK;
 }
 
-/* The flips from the probe's latencies (lat[g * NPROBE + i], cycles): a block homed on the
- * timer's side (1) is the faster kind. Pure (the unit tests call it). */
-int tidal__l2mem_flips(const uint16_t *lat, size_t granules, uint32_t *flips)
+/* The pattern and the flips from the probe's latencies (lat[g * NPROBE + i], cycles): a
+ * block homed on the timer's side (1) is the faster kind. Pure (the unit tests call it). */
+int tidal__l2mem_measure(const uint16_t *lat, size_t granules, uint32_t *flips, unsigned *mask)
 {
     double lo = 1e300, hi = -1e300;
     for (size_t i = 0; i < granules * NPROBE; i++) {
@@ -225,21 +231,30 @@ int tidal__l2mem_flips(const uint16_t *lat, size_t granules, uint32_t *flips)
                            "two sides told apart",
                            lo, hi);
     double mid = (lo + hi) / 2;
+    /* the mask from granule 0: bit k = side(2^k) ^ side(0), the flip cancelling out */
+    unsigned m = 0, s0 = lat[0] < mid ? 1u : 0u;
+    for (unsigned i = 1; i < NBASIS; i++) m |= ((lat[i] < mid ? 1u : 0u) ^ s0) << (i - 1);
+    if (m == 0)
+        return tidal__fail(TIDAL_ERR_UNSUPPORTED,
+                           "memory homed on one L2 side: blocks 0, 1, 2, 4, ..., 256 of granule 0 are all on side "
+                           "%u: the side is no parity of the block index (no pattern to home memory by)",
+                           s0);
     memset(flips, 0, (granules + 31) / 32 * sizeof *flips);
     for (size_t g = 0; g < granules; g++) {
         const uint16_t *l = lat + g * NPROBE;
         unsigned flip = l[0] < mid ? 1u : 0u; /* block 0's side is the flip */
         for (unsigned i = 0; i < NPROBE; i++) {
-            unsigned side = l[i] < mid ? 1u : 0u;
-            if (side != tidal_l2_block_side(probe_blocks[i], flip))
+            unsigned side = l[i] < mid ? 1u : 0u, b = tidal__l2mem_probe_blocks[i];
+            if (side != tidal_l2_block_side(m, b, flip))
                 return tidal__fail(TIDAL_ERR_UNSUPPORTED,
-                                   "memory homed on one L2 side: granule %zu, block %u is on side %u (%u cycles), "
-                                   "the pattern of docs/vram-channels.md puts it on side %u: this device homes "
-                                   "memory in another way",
-                                   g, probe_blocks[i], side, l[i], side ^ 1u);
+                                   "memory homed on one L2 side: granule %zu, block %u is on side %u (%u cycles), the "
+                                   "pattern measured on granule 0 (block-index mask 0x%x, docs/vram-channels.md §2) "
+                                   "puts it on side %u: this device homes memory in another way",
+                                   g, b, side, l[i], m, side ^ 1u);
         }
         flips[g / 32] |= flip << (g % 32);
     }
+    *mask = m;
     return TIDAL_OK;
 }
 
@@ -265,7 +280,7 @@ static int probe_flips(struct tidal_l2mem *m, const tidal_smset *side0)
     if (r == CUDA_SUCCESS) r = cu->StreamCreate(&st, CU_STREAM_NON_BLOCKING);
     unsigned char hctl[16 + 4 * NPROBE];
     memset(hctl, 0, sizeof hctl);
-    memcpy(hctl + 16, probe_blocks, sizeof probe_blocks);
+    memcpy(hctl + 16, tidal__l2mem_probe_blocks, sizeof tidal__l2mem_probe_blocks);
     if (r == CUDA_SUCCESS) r = cu->MemcpyHtoDAsync(ctl, hctl, sizeof hctl, st);
     if (r == CUDA_SUCCESS) r = cu->MemsetD8Async(dlat, 0, nlat * sizeof *lat, st);
     if (r == CUDA_SUCCESS) {
@@ -282,7 +297,7 @@ static int probe_flips(struct tidal_l2mem *m, const tidal_smset *side0)
     memcpy(&timed, hctl + 12, 4);
     if (!status && !timed)
         status = tidal__fail(TIDAL_ERR_CUDA, "L2 memory probe: no SM of side 1 timed the blocks (the device is busy?)");
-    if (!status) status = tidal__l2mem_flips(lat, m->granules, m->flips);
+    if (!status) status = tidal__l2mem_measure(lat, m->granules, m->flips, &m->mask);
     if (st) cu->StreamDestroy(st);
     if (dlat) cu->MemFree(dlat);
     if (ctl) cu->MemFree(ctl);
@@ -291,9 +306,13 @@ static int probe_flips(struct tidal_l2mem *m, const tidal_smset *side0)
     return status;
 }
 
-static int create_locked(size_t per_side, struct tidal_l2mem **out)
+int tidal__l2mem_create_locked(size_t per_side, struct tidal_l2mem **out)
 {
     const tidal_cu *cu = tidal__cu();
+    /* compared before rounding up: per_side near SIZE_MAX must not wrap to a few granules */
+    if (per_side > (size_t)MAX_GRANULES * (GRANULE / 2))
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_create: %zu bytes a side (at most %zu)", per_side,
+                           (size_t)MAX_GRANULES * (GRANULE / 2));
     if (!cu->MemCreate || !cu->MemMap || !cu->MemAddressReserve || !cu->MemSetAccess || !cu->MemUnmap ||
         !cu->MemRelease || !cu->MemAddressFree || !cu->MemGetAllocationGranularity || !cu->ModuleLoadData ||
         !cu->ModuleUnload)
@@ -302,9 +321,6 @@ static int create_locked(size_t per_side, struct tidal_l2mem **out)
     int st = tidal__l2_sides_get(side);
     if (st) return st;
     size_t granules = (per_side + (GRANULE / 2) - 1) / (GRANULE / 2);
-    if (granules > MAX_GRANULES)
-        return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_create: %zu bytes a side (at most %zu)", per_side,
-                           (size_t)MAX_GRANULES * (GRANULE / 2));
     struct tidal_l2mem *m = calloc(1, sizeof *m);
     if (m) {
         m->granules = granules;
@@ -327,7 +343,8 @@ static int create_locked(size_t per_side, struct tidal_l2mem **out)
         release(m);
         return st;
     }
-    tidal__log("L2 memory: %zu granules at 0x%llx, %zu MiB a side", granules, (unsigned long long)m->base, granules);
+    tidal__log("L2 memory: %zu granules at 0x%llx, %zu MiB a side, block-index mask 0x%x", granules,
+               (unsigned long long)m->base, granules, m->mask);
     *out = m;
     return TIDAL_OK;
 }
@@ -338,7 +355,7 @@ int tidal_l2mem_create(size_t per_side, tidal_l2mem **out)
     tidal__lock();
     NEED_INIT("tidal_l2mem_create");
     tidal__call saved = tidal__ctx_enter();
-    int st = create_locked(per_side, out);
+    int st = tidal__l2mem_create_locked(per_side, out);
     tidal__ctx_leave(saved);
     tidal__unlock();
     return st;
@@ -352,15 +369,24 @@ int tidal_l2mem_layout(const tidal_l2mem *m, tidal_l2_layout *out)
     out->flips = m->flips_dev;
     out->per_side = (uint64_t)m->granules * (GRANULE / 2);
     out->granules = (uint32_t)m->granules;
+    if (tidal_l2_set_mask(out, m->mask)) /* measure() refused every other mask */
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_layout: mask 0x%x", m->mask);
     return TIDAL_OK;
 }
 
 int tidal_l2mem_flips(const tidal_l2mem *m, uint32_t *words, size_t nwords)
 {
     if (!m || !words || nwords < (m->granules + 31) / 32)
-        return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_flips: NULL or fewer than %zu words", (m ? m->granules : 0));
+        return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2mem_flips: NULL or fewer than %zu words",
+                           m ? (m->granules + 31) / 32 : 0);
     memcpy(words, m->flips, (m->granules + 31) / 32 * sizeof *words);
     return TIDAL_OK;
+}
+
+void tidal__l2mem_destroy_locked(tidal_l2mem *m)
+{
+    tidal__cu()->StreamSynchronize(tidal__ctl_stream());
+    release(m);
 }
 
 int tidal_l2mem_destroy(tidal_l2mem *m)
@@ -369,8 +395,7 @@ int tidal_l2mem_destroy(tidal_l2mem *m)
     tidal__lock();
     NEED_INIT("tidal_l2mem_destroy");
     tidal__call saved = tidal__ctx_enter();
-    tidal__cu()->StreamSynchronize(tidal__ctl_stream());
-    release(m);
+    tidal__l2mem_destroy_locked(m);
     tidal__ctx_leave(saved);
     tidal__unlock();
     return TIDAL_OK;

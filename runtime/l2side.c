@@ -29,7 +29,7 @@
  *   +0 arrivals  +4 loaded flag  +8 loader's %smid  +16 claimed[256] (u32)
  *   +1040 sum[256] (u64: the SM's summed latencies + 1; 0 = not measured) */
 #define CTL_CLAIMED 16
-#define CTL_SUM 1040
+#define CTL_SUM TIDAL_L2SIDE_CTL_SUM
 #define CTL_BYTES (CTL_SUM + 8 * TIDAL_MAX_SMS)
 
 static const char probe_ptx[] =

@@ -5,6 +5,10 @@
 
 #include "runtime_internal.h"
 
+/* Where the probe kernel leaves SM s's summed latency + 1 (u64): its control block + this
+ * + 8 s (l2side.c; the unit tests' fake device writes it there too). */
+#define TIDAL_L2SIDE_CTL_SUM 1040
+
 /* The split of SMs by their mean L2-hit latency on lines one SM loaded (mean[s] cycles,
  * 0: SM s was not measured): side[0] gets the SMs on SM 0's side. TIDAL_ERR_UNSUPPORTED
  * when the means do not form two clusters at least 40 cycles apart with none in the middle

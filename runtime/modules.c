@@ -145,9 +145,8 @@ int tidal__module_set_ctl(tidal__module *m, struct tidal_part *p)
     CU_TRY(cu->ModuleGetGlobal(&ctl, &bytes, m->mod, TIDAL_CTL_SYMBOL), "cuModuleGetGlobal(__tidal_ctl)");
     if (bytes != 8) return tidal__fail(TIDAL_ERR_NOT_REWRITTEN, "__tidal_ctl has %zu bytes, want 8", bytes);
     uint64_t v = (uint64_t)p->dev;
-    memcpy(tidal__staging(), &v, 8);
-    CU_TRY(cu->MemcpyHtoDAsync(ctl, tidal__staging(), 8, tidal__ctl_stream()), "cuMemcpyHtoDAsync(__tidal_ctl)");
-    CU_TRY(cu->StreamSynchronize(tidal__ctl_stream()), "cuStreamSynchronize(control stream)");
+    int st = tidal__ctl_write(ctl, &v, 8, "cuMemcpyHtoDAsync(__tidal_ctl)");
+    if (st) return st;
     m->ctl = p;
     tidal__part_hold(p);
     return TIDAL_OK;

@@ -71,13 +71,8 @@ int tidal__smset_read(const char *text, tidal_smset *out)
  * kernels see the new mask at their next claim). */
 static int push_mask(struct tidal_part *p)
 {
-    const tidal_cu *cu = tidal__cu();
-    memcpy(tidal__staging(), p->mask.bits, sizeof p->mask.bits);
-    CU_TRY(cu->MemcpyHtoDAsync(p->dev + TIDAL_PARTITION_OFF_MASK, tidal__staging(), sizeof p->mask.bits,
-                               tidal__ctl_stream()),
-           "cuMemcpyHtoDAsync(mask)");
-    CU_TRY(cu->StreamSynchronize(tidal__ctl_stream()), "cuStreamSynchronize(control stream)");
-    return TIDAL_OK;
+    return tidal__ctl_write(p->dev + TIDAL_PARTITION_OFF_MASK, p->mask.bits, sizeof p->mask.bits,
+                            "cuMemcpyHtoDAsync(mask)");
 }
 
 static int part_alloc(struct tidal_part *p)
@@ -102,11 +97,7 @@ static int part_alloc(struct tidal_part *p)
     h.sm_blocks = (uint64_t)p->sm_blocks;
     h.slot_mask = TIDAL_PROBE_SLOTS - 1;
     h.probe_base = TIDAL_STREAM_SLOTS;
-    memcpy(tidal__staging(), &h, sizeof h);
-    CU_TRY(cu->MemcpyHtoDAsync(p->dev, tidal__staging(), sizeof h, tidal__ctl_stream()),
-           "cuMemcpyHtoDAsync(partition)");
-    CU_TRY(cu->StreamSynchronize(tidal__ctl_stream()), "cuStreamSynchronize(control stream)");
-    return TIDAL_OK;
+    return tidal__ctl_write(p->dev, &h, sizeof h, "cuMemcpyHtoDAsync(partition)");
 }
 
 static void part_free(struct tidal_part *p)

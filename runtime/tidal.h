@@ -89,9 +89,11 @@ int tidal_l2_sides(tidal_smset *side0, tidal_smset *side1);
  * to 1 MiB) homed on side 0 and as many on side 1, interleaved by 4 KiB. Kernels address
  * byte o of side s's half with tidal_l2_addr (abi/tidal_l2.h) from the layout; nothing
  * else can use the halves as plain arrays. LS data on its partition's side, BE data on the
- * other, keep each other's DRAM and L2 traffic out (docs/vram-channels.md §4).
- * TIDAL_ERR_UNSUPPORTED when the device homes memory otherwise (the text says where it
- * differed), TIDAL_ERR_NO_DRIVER without the VMM API. */
+ * other, keep each other's DRAM and L2 traffic out (docs/vram-channels.md §4). The
+ * device's pattern (which block-index bits choose the side) is measured at creation and is
+ * in the layout (its mask). TIDAL_ERR_UNSUPPORTED when the device homes memory by no
+ * parity of the block index (the text names the granule and block where the model
+ * failed), TIDAL_ERR_NO_DRIVER without the VMM API. */
 typedef struct tidal_l2mem tidal_l2mem;
 struct tidal_l2_layout; /* abi/tidal_l2.h */
 int tidal_l2mem_create(size_t per_side, tidal_l2mem **out);
@@ -99,6 +101,30 @@ int tidal_l2mem_layout(const tidal_l2mem *m, struct tidal_l2_layout *out);
 /* Host copy of the flip bits (what the layout's device words hold): bit g % 32 of word g / 32. */
 int tidal_l2mem_flips(const tidal_l2mem *m, uint32_t *words, size_t nwords);
 int tidal_l2mem_destroy(tidal_l2mem *m);
+
+/* Bimodal tensors (docs/runtime.md "Bimodal tensors"; SGDRC's two copies of a memory-bound
+ * BE tensor): size bytes as an ordinary linear allocation (all memory, both L2 sides) and
+ * again in side `side`'s half of a tidal_l2mem of their own (BE's colors), both zero at
+ * first. Kernels take the device address of the descriptor (tidal_bimodal_desc_addr), read
+ * its mode once per logical block with tidal_bimodal_mode and address byte o with
+ * tidal_bimodal_addr (abi/tidal_l2.h). tidal_bimodal_write writes both copies (the range
+ * must not be read while it runs); tidal_bimodal_set switches the copy kernels read,
+ * TIDAL_BIMODAL_ALL or TIDAL_BIMODAL_SIDE, while they run: when it returns the mode is in
+ * device memory, and every logical block that reads it from then on sees it. Errors as
+ * tidal_l2mem_create's, TIDAL_ERR_INVALID for size 0, side > 1, a mode that is neither, a
+ * write past the end; TIDAL_ERR_NO_DRIVER without the VMM API or cuMemcpyDtoDAsync. The
+ * other half of the tidal_l2mem (size bytes homed on the other side) is left unused. */
+typedef struct tidal_bimodal tidal_bimodal;
+struct tidal_bimodal_desc; /* abi/tidal_l2.h */
+int tidal_bimodal_create(size_t size, unsigned side, tidal_bimodal **out);
+int tidal_bimodal_write(tidal_bimodal *t, size_t offset, const void *src, size_t n);
+int tidal_bimodal_set(tidal_bimodal *t, unsigned mode);
+/* The device address of the descriptor kernels take. */
+int tidal_bimodal_desc_addr(const tidal_bimodal *t, uint64_t *dev);
+/* A host copy of the descriptor: the mode as last set, both copies' addresses, the side
+ * copy's layout (its flips are device words). */
+int tidal_bimodal_desc_get(const tidal_bimodal *t, struct tidal_bimodal_desc *out);
+int tidal_bimodal_destroy(tidal_bimodal *t);
 
 /* Partitions. Names: 1..31 characters of [A-Za-z0-9_.-]. The SM set is a string as
  * tidal_smset_parse takes it. A partition created here is local to the process; one that

@@ -51,6 +51,11 @@ PLACEMENTS = {"hybrid": PLACE_HYBRID, "persistent": PLACE_PERSISTENT, "original"
 SMSET_WORDS = 4
 MAX_SMS = 64 * SMSET_WORDS
 
+# abi/tidal_l2.h: the copy a bimodal tensor's kernels read
+BIMODAL_ALL = 0
+BIMODAL_SIDE = 1
+BIMODAL_MODES = {"all": BIMODAL_ALL, "side": BIMODAL_SIDE}
+
 
 class SmSet(ctypes.Structure):
     """struct tidal_smset: bit s of bits[s / 64] is SM s."""
@@ -143,6 +148,16 @@ POLICY_PROTOTYPES = {
     "tidal_policy_destroy": (ctypes.c_int, [_vp]),
 }
 
+# runtime/tidal.h's bimodal tensors: bound as well, not required (a library without them
+# still runs tidal.torch; a call of one it lacks raises)
+BIMODAL_PROTOTYPES = {
+    "tidal_bimodal_create": (ctypes.c_int, [ctypes.c_size_t, ctypes.c_uint, _P(_vp)]),
+    "tidal_bimodal_write": (ctypes.c_int, [_vp, ctypes.c_size_t, _vp, ctypes.c_size_t]),
+    "tidal_bimodal_set": (ctypes.c_int, [_vp, ctypes.c_uint]),
+    "tidal_bimodal_desc_addr": (ctypes.c_int, [_vp, _P(ctypes.c_uint64)]),
+    "tidal_bimodal_destroy": (ctypes.c_int, [_vp]),
+}
+
 _ERR_NAMES = {OK: "TIDAL_OK", ERR_INVALID: "TIDAL_ERR_INVALID", ERR_PARSE: "TIDAL_ERR_PARSE",
               ERR_NOT_INIT: "TIDAL_ERR_NOT_INIT", ERR_NO_DRIVER: "TIDAL_ERR_NO_DRIVER", ERR_CUDA: "TIDAL_ERR_CUDA",
               ERR_NO_MEMORY: "TIDAL_ERR_NO_MEMORY", ERR_EXISTS: "TIDAL_ERR_EXISTS",
@@ -173,7 +188,8 @@ class Lib:
         self.path = path
         self.preloaded = preloaded
         self.missing = []
-        for name, (res, args) in list(PROTOTYPES.items()) + list(POLICY_PROTOTYPES.items()):
+        for name, (res, args) in (list(PROTOTYPES.items()) + list(POLICY_PROTOTYPES.items()) +
+                                  list(BIMODAL_PROTOTYPES.items())):
             try:
                 f = dll[name]
             except AttributeError:

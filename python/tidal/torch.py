@@ -55,7 +55,8 @@ from . import _lib
 from . import _locate
 from ._lib import TidalError, PLACEMENTS
 
-__all__ = ["Partition", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "l2_sides", "PLACEMENTS"]
+__all__ = ["Partition", "Bimodal", "TidalError", "stats", "reset_stats", "info", "init", "device_sms", "l2_sides",
+           "PLACEMENTS"]
 
 _PLACEMENT_NAMES = {v: k for k, v in PLACEMENTS.items()}
 _lock = threading.RLock()
@@ -536,6 +537,93 @@ class Partition:
             return "<tidal.torch.Partition %s %s%s>" % (self.name, self.mask, " placed" if self.placed else "")
         except TidalError as e:
             return "<tidal.torch.Partition %s (%s)>" % (self.name, e)
+
+
+class Bimodal:
+    """A bimodal tensor (libtidal's tidal_bimodal; docs/runtime.md "Bimodal tensors"): nbytes
+    on all of the device's memory and again homed on L2 side `side` (0 or 1), both zero at
+    first, and a mode that says which copy kernels read, switched while they run.
+
+        t = tt.Bimodal(64 << 20, side=1)     # BE's side (tt.l2_sides()[1] are its SMs)
+        t.write(weights_bytes)               # both copies; nothing may read them meanwhile
+        kernel(..., t.desc, ...)             # a kernel of yours: tidal_bimodal_mode / _addr
+        t.mode = "side"                      # LS became active: BE reads its side's copy
+        t.mode = "all"
+
+    Only kernels that read the descriptor (abi/tidal_l2.h) can use it: PyTorch's own kernels
+    cannot address the side copy."""
+
+    def __init__(self, nbytes, side):
+        nbytes, side = _to_int(nbytes, "nbytes"), _to_int(side, "side")
+        if nbytes <= 0 or side not in (0, 1):
+            raise TidalError("Bimodal(nbytes=%d, side=%d): want nbytes > 0 and side 0 or 1" % (nbytes, side))
+        lib = init()
+        h = ctypes.c_void_p()
+        lib.check(lib.tidal_bimodal_create(nbytes, side, ctypes.byref(h)),
+                  "tidal_bimodal_create(%d, side %d)" % (nbytes, side))
+        self._lib, self._h = lib, h
+        self.nbytes, self.side = nbytes, side
+        self._mode = "all"
+
+    def _live(self):
+        if self._h is None:
+            raise TidalError("bimodal tensor was closed")
+        return self._h
+
+    @property
+    def desc(self):
+        """The device address of the descriptor kernels take (tidal_bimodal_desc_addr), an int."""
+        v = ctypes.c_uint64()
+        self._lib.check(self._lib.tidal_bimodal_desc_addr(self._live(), ctypes.byref(v)), "tidal_bimodal_desc_addr")
+        return v.value
+
+    def write(self, data, offset=0):
+        """Write data to both copies at byte offset: bytes, bytearray, memoryview, or a
+        contiguous CPU torch tensor (its bytes). Synchronous; kernels must not read the range
+        meanwhile."""
+        offset = _to_int(offset, "offset")
+        if offset < 0:
+            raise TidalError("offset=%d: want >= 0" % offset)
+        keep = None
+        if hasattr(data, "data_ptr"):   # a torch tensor
+            if getattr(getattr(data, "device", None), "type", None) != "cpu" or not data.is_contiguous():
+                raise TidalError("Bimodal.write: want a contiguous CPU tensor (got %r)" % (getattr(data, "device", None),))
+            ptr, n = data.data_ptr(), data.numel() * data.element_size()
+        else:
+            try:
+                view = memoryview(data).cast("B")
+            except TypeError:
+                raise TidalError("Bimodal.write: want bytes-like data or a CPU tensor (got %s)"
+                                 % type(data).__name__) from None
+            n = view.nbytes
+            keep = (ctypes.c_char * n).from_buffer_copy(view) if n else None
+            ptr = ctypes.addressof(keep) if n else None
+        self._lib.check(self._lib.tidal_bimodal_write(self._live(), offset, ptr, n),
+                        "tidal_bimodal_write(%d bytes at %d)" % (n, offset))
+
+    @property
+    def mode(self):
+        """"all" or "side": the copy kernels read (as last set here)."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode):
+        if mode not in _lib.BIMODAL_MODES:
+            raise TidalError("mode %r: want 'all' or 'side'" % (mode,))
+        self._lib.check(self._lib.tidal_bimodal_set(self._live(), _lib.BIMODAL_MODES[mode]),
+                        "tidal_bimodal_set(%s)" % mode)
+        self._mode = mode
+
+    def close(self):
+        """Free both copies (no kernel may still read them)."""
+        if self._h is None:
+            return
+        self._lib.check(self._lib.tidal_bimodal_destroy(self._h), "tidal_bimodal_destroy")
+        self._h = None
+
+    def __repr__(self):
+        state = "closed" if self._h is None else "mode %s" % self._mode
+        return "<tidal.torch.Bimodal %d bytes, side %d, %s>" % (self.nbytes, self.side, state)
 
 
 def _smset_text(smset):

@@ -260,6 +260,59 @@ int tidal_stats_reset(part *p)
     return 0;
 }
 
+/* bimodal tensors: the descriptor's fields as abi/tidal_l2.h has them (mode first), the two
+ * copies as host buffers (the side copy plain: the fake homes nothing) */
+typedef struct {
+    uint32_t mode, side;
+    uint64_t all, size, reserved;
+    uint64_t l2[4];
+} bdesc;
+typedef struct {
+    bdesc d;
+    unsigned char *all, *side;
+} bimodal;
+int tidal_bimodal_create(size_t size, unsigned side, bimodal **out)
+{
+    if (!inited) return fail(-3, "tidal_bimodal_create before tidal_init");
+    if (!out || !size || side > 1) return fail(-1, "tidal_bimodal_create: bad arguments");
+    bimodal *t = calloc(1, sizeof *t);
+    t->all = calloc(1, size);
+    t->side = calloc(1, size);
+    t->d.side = side;
+    t->d.size = size;
+    t->d.all = (uint64_t)(uintptr_t)t->all;
+    *out = t;
+    return 0;
+}
+int tidal_bimodal_write(bimodal *t, size_t off, const void *src, size_t n)
+{
+    if (!t || (!src && n)) return fail(-1, "tidal_bimodal_write: NULL");
+    if (off > t->d.size || n > t->d.size - off) return fail(-1, "tidal_bimodal_write: past the end");
+    memcpy(t->all + off, src, n);
+    memcpy(t->side + off, src, n);
+    return 0;
+}
+int tidal_bimodal_set(bimodal *t, unsigned mode)
+{
+    if (!t || mode > 1) return fail(-1, "tidal_bimodal_set: bad mode");
+    t->d.mode = mode;
+    return 0;
+}
+int tidal_bimodal_desc_addr(const bimodal *t, uint64_t *dev)
+{
+    *dev = (uint64_t)(uintptr_t)&t->d;
+    return 0;
+}
+int tidal_bimodal_destroy(bimodal *t)
+{
+    free(t->all);
+    free(t->side);
+    free(t);
+    return 0;
+}
+/* the fake's side copy, for the tests: a pointer to its byte off */
+const unsigned char *fake_bimodal_side(const bimodal *t, size_t off) { return t->side + off; }
+
 /* the process looks interposed */
 int cuLaunchKernel(void)
 {

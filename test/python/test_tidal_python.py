@@ -601,6 +601,79 @@ class TestTorch(unittest.TestCase):
         self.assertEqual(d["priority"][1], "priority='high': want an integer")
         self.assertEqual(d["mask"], "0-65")    # the failed set() calls changed nothing
 
+    def test_bimodal(self):
+        d = run_py("""
+            import ctypes, json
+            import tidal.torch as tt
+            out = {}
+            t = tt.Bimodal(10000, side=1)
+            libc = ctypes.CDLL(None)
+            side_at = libc.fake_bimodal_side
+            side_at.restype, side_at.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_size_t]
+            t.write(b"abcdef", offset=4095)
+            t.write(bytearray(b"XY"), offset=9998)
+
+            class Tensor:   # a CPU tensor as torch has it: its bytes at data_ptr()
+                class device:
+                    type = "cpu"
+                def __init__(self, b):
+                    self.buf = ctypes.create_string_buffer(b, len(b))
+                def data_ptr(self):
+                    return ctypes.addressof(self.buf)
+                def numel(self):
+                    return len(self.buf) // 2
+                def element_size(self):
+                    return 2
+                def is_contiguous(self):
+                    return True
+            t.write(Tensor(b"1234"), offset=0)
+            desc = t.desc
+            words = (ctypes.c_uint32 * 2).from_address(desc)   # mode, side
+            all_addr = ctypes.c_uint64.from_address(desc + 8).value
+            out["all"] = ctypes.string_at(all_addr + 4095, 6).decode() + ctypes.string_at(all_addr, 4).decode()
+            out["side"] = (ctypes.string_at(side_at(t._h, 4095), 6).decode() +
+                           ctypes.string_at(side_at(t._h, 9998), 2).decode())
+            out["mode0"] = [t.mode, words[0], words[1]]
+            t.mode = "side"
+            out["mode1"] = [t.mode, words[0]]
+            errs = {}
+            for k, f in {"mode": lambda: setattr(t, "mode", "both"), "past": lambda: t.write(b"xyz", offset=9998),
+                         "side": lambda: tt.Bimodal(100, side=2), "size": lambda: tt.Bimodal(0, side=0),
+                         "data": lambda: t.write(12), "offset": lambda: t.write(b"x", offset=-1)}.items():
+                try:
+                    f()
+                    errs[k] = None
+                except Exception as e:
+                    errs[k] = [type(e).__name__, str(e)]
+            out["errs"] = errs
+            out["mode_after"] = [t.mode, words[0]]
+            out["repr"] = repr(t)
+            t.close()
+            t.close()
+            try:
+                t.mode = "all"
+            except tt.TidalError as e:
+                out["closed"] = str(e)
+            out["repr_closed"] = repr(t)
+            print(json.dumps(out))
+        """)
+        self.assertEqual(d["all"], "abcdef1234")
+        self.assertEqual(d["side"], "abcdefXY")
+        self.assertEqual(d["mode0"], ["all", 0, 1])
+        self.assertEqual(d["mode1"], ["side", 1])
+        for k, v in d["errs"].items():
+            self.assertEqual(v[0], "TidalError", (k, v))
+        self.assertIn("mode 'both': want 'all' or 'side'", d["errs"]["mode"][1])
+        self.assertIn("tidal_bimodal_write(3 bytes at 9998): tidal_bimodal_write: past the end", d["errs"]["past"][1])
+        self.assertIn("want nbytes > 0 and side 0 or 1", d["errs"]["side"][1])
+        self.assertIn("want nbytes > 0 and side 0 or 1", d["errs"]["size"][1])
+        self.assertIn("want bytes-like data or a CPU tensor (got int)", d["errs"]["data"][1])
+        self.assertIn("offset=-1: want >= 0", d["errs"]["offset"][1])
+        self.assertEqual(d["mode_after"], ["side", 1])   # the failed calls changed nothing
+        self.assertEqual(d["repr"], "<tidal.torch.Bimodal 10000 bytes, side 1, mode side>")
+        self.assertEqual(d["closed"], "bimodal tensor was closed")
+        self.assertEqual(d["repr_closed"], "<tidal.torch.Bimodal 10000 bytes, side 1, closed>")
+
     def test_close_after_a_failed_destroy(self):
         d = run_py("""
             import ctypes, json
@@ -672,6 +745,8 @@ class TestHeader(unittest.TestCase):
             ph = f.read()
         for name in self.L.POLICY_PROTOTYPES:
             self.assertRegex(ph, r"\b%s\s*\(" % name, "%s is not in tidal_policy.h" % name)
+        for name in self.L.BIMODAL_PROTOTYPES:
+            self.assertRegex(self.h, r"\b%s\s*\(" % name, "%s is not in tidal.h" % name)
 
     def test_policy_struct_layouts(self):
         with open(os.path.join(ROOT, "runtime", "tidal_policy.h")) as f:
@@ -709,6 +784,12 @@ class TestHeader(unittest.TestCase):
             m = self.re.search(r"\b%s\s*=?\s*(-?\d+)" % name, self.h)
             self.assertIsNotNone(m, name)
             self.assertEqual(int(m.group(1)), val, name)
+        with open(os.path.join(ROOT, "abi", "tidal_l2.h")) as f:
+            l2h = f.read()
+        for name, val in self.L.BIMODAL_MODES.items():
+            m = self.re.search(r"#define TIDAL_BIMODAL_%s (\d+)u?\b" % name.upper(), l2h)
+            self.assertIsNotNone(m, name)
+            self.assertEqual(int(m.group(1)), val, name)
 
 
 @unittest.skipUnless(os.environ.get("TIDAL_TEST_PRELOAD"), "TIDAL_TEST_PRELOAD (the built libtidal-preload.so) not set")
@@ -725,6 +806,8 @@ class TestRealLibrary(unittest.TestCase):
             import tidal.torch as tt
             lib = _lib.find_preloaded()
             out = {"path": lib.path, "missing": lib.missing, "interposed": _lib.launches_interposed(lib)[0]}
+            out["optional_missing"] = [n for n in list(_lib.POLICY_PROTOTYPES) + list(_lib.BIMODAL_PROTOTYPES)
+                                       if isinstance(getattr(lib, n), _lib._Missing)]
             try:
                 tt.Partition("ls", "0-65")
                 out["msg"] = None
@@ -734,6 +817,7 @@ class TestRealLibrary(unittest.TestCase):
         """, env={"LD_PRELOAD": real, "TIDAL_LIBCUDA": "libcuda-absent-for-this-test.so.1", "TIDAL_NO_DAEMON": "1"})
         self.assertEqual(d["path"], os.path.realpath(real))
         self.assertEqual(d["missing"], [], "python/tidal binds entry points the library lacks")
+        self.assertEqual(d["optional_missing"], [], "python/tidal binds entry points the library lacks")
         self.assertTrue(d["interposed"])
         self.assertIn("tidal_init: ", d["msg"])
         self.assertIn("libcuda-absent-for-this-test.so.1", d["msg"])

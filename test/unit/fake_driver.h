@@ -4,7 +4,8 @@
  * and a refused kernel r; module "plain" holds u, not rewritten. kk, kr and ku are CUkernel
  * handles (library kernels, as CUDA 13's cudart launches <<<>>>) of k, r and u. Events
  * complete when fake_running is 0 and time every launch at fake_ms. There is no
- * green-context API: placement is off, and only streams on all SMs count as placed.
+ * green-context API: placement is off, and only streams on all SMs count as placed. The
+ * two L2 sides and VMM memory homed on them exist only after fake_l2_on() (below).
  *
  * Where the real driver fails a call, so does the fake, and it counts the failure in
  * fake_errors (the calls in fake_error_log): compute-sanitizer reports every failing call
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "l2side.h"
 #include "runtime_internal.h"
 #include "tidal_abi.h"
 
@@ -378,12 +380,15 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
         last.bufsize = n;
     }
 }
+/* Runs a launched kernel the fake can run (the L2 probes, fake_l2_on): set by fake_l2_on. */
+static void (*fake_run)(CUfunction f, void **params);
 /* As the driver, a launch with more dynamic shared memory than the function is allowed
  * fails (it is still recorded). */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                          unsigned smem, CUstream s, void **params, void **extra)
 {
     record(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    if (fake_run && params) fake_run(f, params);
     return (int)smem > fake_max_dyn((fake_fn *)f) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
@@ -505,6 +510,165 @@ static fake_fn kk = {.name = "k", .kernel_of = &fk};
 static fake_fn kr = {.name = "r", .kernel_of = &fr};
 static fake_fn ku = {.name = "u", .kernel_of = &fu};
 
+/* ------------------------------------------------------------------ the L2 (fake_l2_on)
+ * Off unless a test calls fake_l2_on (the default fake has no VMM API and no
+ * cuModuleLoadData): then the VMM API maps "granules" of host memory, cuModuleLoadData
+ * knows the two probe kernels of l2side.c and l2mem.c, and their launches answer as an H200
+ * would. SMs with (s / 2) % 3 == 0 are on SM 0's side (SM pairs, like the H200's TPCs);
+ * block b of the probe's granule g is homed on fake_l2_home(g, b), by default
+ * parity(b & fake_l2_mask) ^ fake_l2_flip(g). cuMemcpyDtoDAsync copies. */
+static unsigned fake_l2_mask;
+static unsigned fake_l2_flip(unsigned g) { return (g * 7 + g / 3) & 1u; }
+static unsigned fake_l2_parity_home(unsigned g, unsigned b)
+{
+    return (unsigned)__builtin_parity(b & fake_l2_mask) ^ fake_l2_flip(g);
+}
+static unsigned (*fake_l2_home)(unsigned g, unsigned b) = fake_l2_parity_home;
+static unsigned fake_sm_side(unsigned s) { return (s / 2) % 3 == 0 ? 0u : 1u; }
+static size_t fake_granularity;               /* cuMemGetAllocationGranularity: 2 MiB */
+static int fake_vmm_handles, fake_vmm_mapped; /* live cuMemCreate handles, mapped granules */
+
+static fake_fn fl2side = {"tidal_l2side_probe", NULL, 6, {0}, {0}, 0, 0, NULL, 0};
+static fake_fn fl2mem = {"tidal_l2mem_probe", NULL, 8, {0}, {0}, 0, 0, NULL, 0};
+static fake_module ml2side = {0, 0, 0, {"tidal_l2side_probe", NULL}, {&fl2side, NULL}, 0, 0};
+static fake_module ml2mem = {0, 0, 0, {"tidal_l2mem_probe", NULL}, {&fl2mem, NULL}, 0, 0};
+
+static CUresult f_granularity(size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags fl)
+{
+    (void)p;
+    (void)fl;
+    *g = fake_granularity;
+    return CUDA_SUCCESS;
+}
+static CUresult f_reserve(CUdeviceptr *p, size_t n, size_t align, CUdeviceptr addr, unsigned long long fl)
+{
+    (void)addr;
+    (void)fl;
+    void *m = aligned_alloc(align, n);
+    *p = (CUdeviceptr)m;
+    return m ? CUDA_SUCCESS : fake_fail("cuMemAddressReserve", CUDA_ERROR_OUT_OF_MEMORY);
+}
+static CUresult f_addrfree(CUdeviceptr p, size_t n)
+{
+    (void)n;
+    free((void *)p);
+    return CUDA_SUCCESS;
+}
+static CUresult f_memcreate(CUmemGenericAllocationHandle *h, size_t n, const CUmemAllocationProp *p,
+                            unsigned long long fl)
+{
+    (void)n;
+    (void)p;
+    (void)fl;
+    *h = (CUmemGenericAllocationHandle)++fake_vmm_handles;
+    return CUDA_SUCCESS;
+}
+static CUresult f_memrelease(CUmemGenericAllocationHandle h)
+{
+    (void)h;
+    fake_vmm_handles--;
+    return CUDA_SUCCESS;
+}
+static CUresult f_memmap(CUdeviceptr p, size_t n, size_t off, CUmemGenericAllocationHandle h, unsigned long long fl)
+{
+    (void)p;
+    (void)n;
+    (void)off;
+    (void)h;
+    (void)fl;
+    fake_vmm_mapped++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_memunmap(CUdeviceptr p, size_t n)
+{
+    (void)p;
+    (void)n;
+    fake_vmm_mapped--;
+    return CUDA_SUCCESS;
+}
+static CUresult f_setaccess(CUdeviceptr p, size_t n, const CUmemAccessDesc *d, size_t c)
+{
+    (void)p;
+    (void)n;
+    (void)d;
+    (void)c;
+    return CUDA_SUCCESS;
+}
+static CUresult f_dtod(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    memmove((void *)d, (const void *)src, n);
+    return CUDA_SUCCESS;
+}
+static CUresult f_modload(CUmodule *m, const void *image)
+{
+    if (strstr(image, ".entry tidal_l2side_probe("))
+        *m = (CUmodule)&ml2side;
+    else if (strstr(image, ".entry tidal_l2mem_probe("))
+        *m = (CUmodule)&ml2mem;
+    else
+        return fake_fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
+    return CUDA_SUCCESS;
+}
+static CUresult f_modunload(CUmodule m)
+{
+    (void)m;
+    return CUDA_SUCCESS;
+}
+/* l2side.c's probe (buf, ctl, k, nsm, zero, spin): each SM's summed latency + 1 at
+ * ctl + TIDAL_L2SIDE_CTL_SUM; SM 0's side hits its copy (~305 cycles), the other side pays
+ * the trip for half its lines (~390 on average). l2mem.c's (base, ctl, lat, granules,
+ * nprobe, ...): the probed block indices at ctl + 16, the latencies of a side-1 timer
+ * (~305 on its own side, ~480 across), the timed flag at ctl + 12. */
+static void fake_l2_run(CUfunction f, void **params)
+{
+    if (f == (CUfunction)&fl2side) {
+        unsigned char *ctl = (unsigned char *)*(CUdeviceptr *)params[1];
+        unsigned k = *(unsigned *)params[2], nsm = *(unsigned *)params[3];
+        for (unsigned s = 0; s < nsm; s++) {
+            uint64_t v = (uint64_t)(fake_sm_side(s) ? 390 + s % 7 : 305 + s % 5) * k + 1;
+            memcpy(ctl + TIDAL_L2SIDE_CTL_SUM + 8 * (size_t)s, &v, 8);
+        }
+    } else if (f == (CUfunction)&fl2mem) {
+        unsigned char *ctl = (unsigned char *)*(CUdeviceptr *)params[1];
+        uint16_t *lat = (uint16_t *)*(CUdeviceptr *)params[2];
+        unsigned granules = *(unsigned *)params[3], np = *(unsigned *)params[4];
+        for (unsigned g = 0; g < granules; g++)
+            for (unsigned i = 0; i < np; i++) {
+                uint32_t b;
+                memcpy(&b, ctl + 16 + 4 * i, 4);
+                lat[g * np + i] = (uint16_t)(fake_l2_home(g, b) ? 305 + i % 7 : 480 + i % 5);
+            }
+        uint32_t one = 1;
+        memcpy(ctl + 12, &one, 4);
+    }
+}
+
+/* The entry points of the L2 part in the table (on), or none of them. */
+static void fake_l2_table(int on)
+{
+    fake.MemGetAllocationGranularity = on ? f_granularity : NULL;
+    fake.MemCreate = on ? f_memcreate : NULL;
+    fake.MemRelease = on ? f_memrelease : NULL;
+    fake.MemAddressReserve = on ? f_reserve : NULL;
+    fake.MemAddressFree = on ? f_addrfree : NULL;
+    fake.MemMap = on ? f_memmap : NULL;
+    fake.MemUnmap = on ? f_memunmap : NULL;
+    fake.MemSetAccess = on ? f_setaccess : NULL;
+    fake.MemcpyDtoDAsync = on ? f_dtod : NULL;
+    fake.ModuleLoadData = on ? f_modload : NULL;
+    fake.ModuleUnload = on ? f_modunload : NULL;
+    fake_run = on ? fake_l2_run : NULL;
+}
+
+/* The fake device homes memory by parity(block & mask) ^ flip(granule). */
+static inline void fake_l2_on(unsigned mask) /* inline: not every test program uses it */
+{
+    fake_l2_mask = mask;
+    fake_l2_home = fake_l2_parity_home;
+    fake_l2_table(1);
+}
+
 static void fake_reset(void)
 {
     fk.mod = fkc.mod = fr.mod = &mrw;
@@ -534,6 +698,32 @@ static void fake_reset(void)
     fake_wait_value = 0;
     fake_wait_flags = ~0u;
     memset(&last, 0, sizeof last);
+    /* the L2 off again: no VMM API, no cuModuleLoadData, no kernels run */
+    fake_l2_table(0);
+    fake_granularity = (size_t)2 << 20;
+    fake_vmm_handles = fake_vmm_mapped = 0;
+    fl2side.mod = &ml2side;
+    fl2mem.mod = &ml2mem;
+    fl2side.max_dyn_smem = fl2mem.max_dyn_smem = 0;
+}
+
+/* A test with libtidal initialized on the fake (cmocka setup / teardown). */
+static inline int fake_setup(void **state)
+{
+    (void)state;
+    fake_reset();
+    unsetenv("TIDAL_PARTITION");
+    setenv("TIDAL_NO_DAEMON", "1", 1);
+    tidal__set_driver(&fake);
+    return tidal_init(0) == TIDAL_OK ? 0 : -1;
+}
+
+static inline int fake_teardown(void **state)
+{
+    (void)state;
+    tidal_shutdown();
+    tidal__set_driver(NULL);
+    return 0;
 }
 
 #endif

@@ -14,33 +14,11 @@
 
 #include <cmocka.h>
 
-#include "l2mem.h"
-#include "l2side.h"
 #include "runtime_internal.h"
 #include "tidal.h"
 #include "tidal_abi.h"
-#include "tidal_l2.h"
 
 #include "fake_driver.h"
-
-static int setup(void **state)
-{
-    (void)state;
-    fake_reset();
-    unsetenv("TIDAL_PARTITION");
-    setenv("TIDAL_NO_DAEMON", "1", 1);
-    tidal__set_driver(&fake);
-    assert_int_equal(tidal_init(0), TIDAL_OK);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tidal_shutdown();
-    tidal__set_driver(NULL);
-    return 0;
-}
 
 /* ------------------------------------------------------------------ SM sets */
 
@@ -1139,152 +1117,6 @@ static void test_unseen_kernel_and_old_module(void **state)
     tidal_stream_bind((CUstream)0x64, NULL);
 }
 
-/* ------------------------------------------------------------------ L2 sides */
-
-static int in_set(const tidal_smset *set, unsigned s) { return (int)((set->bits[s >> 6] >> (s & 63)) & 1); }
-
-/* Means like the H200's (docs/vram-channels.md §2): ~300-320 cycles on SM 0's side, ~386-409
- * on the other, whole TPCs (SM pairs) on a side. */
-static void h200_like(double *mean, unsigned n)
-{
-    for (unsigned s = 0; s < n; s++) mean[s] = (s / 2) % 3 == 0 ? 300 + s % 23 : 386 + s % 23;
-}
-
-static void test_l2_classify(void **state)
-{
-    (void)state;
-    double mean[132];
-    tidal_smset side[2];
-    h200_like(mean, 132);
-    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_OK);
-    for (unsigned s = 0; s < 132; s++) {
-        assert_int_equal(in_set(&side[0], s), (s / 2) % 3 == 0);
-        assert_int_equal(in_set(&side[1], s), (s / 2) % 3 != 0);
-    }
-    assert_int_equal(tidal_smset_count(&side[0]) + tidal_smset_count(&side[1]), 132);
-    /* side 0 is SM 0's side, also when SM 0 is on the slow one */
-    for (unsigned s = 0; s < 132; s++) mean[s] = (s / 2) % 3 == 0 ? 400 : 310;
-    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_OK);
-    assert_true(in_set(&side[0], 0) && in_set(&side[0], 1) && !in_set(&side[0], 2));
-    assert_true(in_set(&side[1], 2) && !in_set(&side[1], 0));
-    /* one cluster: no two sides */
-    for (unsigned s = 0; s < 132; s++) mean[s] = 300 + s % 30;
-    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tidal_last_error(), "no two L2 sides"));
-    /* an SM between the sides: no guess */
-    h200_like(mean, 132);
-    mean[77] = 352;
-    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tidal_last_error(), "SM 77 reads in 352 cycles"));
-    /* an SM that ran no probe block */
-    h200_like(mean, 132);
-    mean[5] = 0;
-    assert_int_equal(tidal__l2_classify(mean, 132, side), TIDAL_ERR_CUDA);
-    assert_non_null(strstr(tidal_last_error(), "SM 5 ran no probe block"));
-    assert_int_equal(tidal__l2_classify(mean, 0, side), TIDAL_ERR_INVALID);
-}
-
-static void test_l2_sides_api(void **state)
-{
-    (void)state;
-    tidal_smset a, b;
-    assert_int_equal(tidal_l2_sides(NULL, &b), TIDAL_ERR_INVALID);
-    /* the fake driver has no cuModuleLoadData: the status and its text, kept for the
-     * next call, and no failing driver call made */
-    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NO_DRIVER);
-    assert_non_null(strstr(tidal_last_error(), "cuModuleLoadData"));
-    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NO_DRIVER);
-    assert_non_null(strstr(tidal_last_error(), "cuModuleLoadData"));
-    assert_int_equal(fake_errors, 0);
-    tidal_shutdown();
-    assert_int_equal(tidal_l2_sides(&a, &b), TIDAL_ERR_NOT_INIT);
-    assert_int_equal(tidal_init(0), TIDAL_OK);
-}
-
-/* The translation of abi/tidal_l2.h: each side's half of a granule is 256 whole 4 KiB blocks,
- * all homed on that side under the pattern, the two halves disjoint and together the whole
- * granule, for either flip. */
-static void test_l2_translation(void **state)
-{
-    (void)state;
-    for (unsigned flip = 0; flip < 2; flip++) {
-        unsigned char used[512];
-        memset(used, 0, sizeof used);
-        for (unsigned side = 0; side < 2; side++)
-            for (uint64_t o = 0; o < (1u << 20); o += 4096) {
-                uint64_t p = tidal_l2_offset(o, side, flip);
-                assert_true(p < (1u << 21));
-                assert_int_equal(p & 4095, 0);
-                unsigned b = (unsigned)(p >> 12);
-                assert_int_equal(tidal_l2_block_side(b, flip), side);
-                assert_int_equal(used[b], 0);
-                used[b] = 1;
-                /* bytes inside a block stay in it, in order */
-                assert_int_equal(tidal_l2_offset(o + 4095, side, flip), p + 4095);
-            }
-        for (unsigned b = 0; b < 512; b++) assert_int_equal(used[b], 1);
-    }
-    /* granule g of a layout: byte o of the half at base + (g << 21) + ..., g's own flip */
-    uint32_t flips[1] = {0x2u}; /* granule 1 flipped */
-    uint64_t a0 = tidal_l2_addr(1u << 30, flips, 0, 0), a1 = tidal_l2_addr(1u << 30, flips, 0, 1u << 20);
-    assert_int_equal(a0, (1u << 30) + tidal_l2_offset(0, 0, 0));
-    assert_int_equal(a1, (1u << 30) + (1u << 21) + tidal_l2_offset(0, 0, 1));
-    assert_true(a1 - (1u << 30) - (1u << 21) != a0 - (1u << 30)); /* the flip moved block 0 to block 1 */
-    /* the measured pattern (docs/vram-channels.md §2): blocks 0-3 of an unflipped granule on sides 0 1 1 0 */
-    assert_int_equal(tidal_l2_block_side(0, 0), 0);
-    assert_int_equal(tidal_l2_block_side(1, 0), 1);
-    assert_int_equal(tidal_l2_block_side(2, 0), 1);
-    assert_int_equal(tidal_l2_block_side(3, 0), 0);
-    assert_int_equal(tidal_l2_block_side(256, 1), 1); /* block index bit 8 is not in the pattern */
-}
-
-/* Latencies of the probed blocks 0 1 2 3 4 8 32 128 256 as a side-1 SM sees them: ~310 cycles
- * where side 1 homes the block, ~480 where side 0 does. */
-static void probe_lat(uint16_t *lat, size_t granules, const unsigned *flip)
-{
-    static const unsigned blocks[TIDAL_L2MEM_NPROBE] = {0, 1, 2, 3, 4, 8, 32, 128, 256};
-    for (size_t g = 0; g < granules; g++)
-        for (unsigned i = 0; i < TIDAL_L2MEM_NPROBE; i++)
-            lat[g * TIDAL_L2MEM_NPROBE + i] = tidal_l2_block_side(blocks[i], flip[g]) ? 305 + i : 478 + i;
-}
-
-static void test_l2mem_flips(void **state)
-{
-    (void)state;
-    unsigned flip[40];
-    for (unsigned g = 0; g < 40; g++) flip[g] = (g * 7 + g / 3) & 1;
-    uint16_t lat[40 * TIDAL_L2MEM_NPROBE];
-    uint32_t words[2] = {0xdeadbeef, 0xdeadbeef};
-    probe_lat(lat, 40, flip);
-    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_OK);
-    for (unsigned g = 0; g < 40; g++) assert_int_equal(tidal_l2_flip(words, g), flip[g]);
-    assert_int_equal(words[1] >> 8, 0); /* bits past the last granule are 0 */
-    /* a block on the other side than the pattern says: refused, with where */
-    lat[7 * TIDAL_L2MEM_NPROBE + 5] = lat[7 * TIDAL_L2MEM_NPROBE + 5] < 400 ? 480 : 305;
-    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tidal_last_error(), "granule 7, block 8"));
-    /* one kind of latency: no sides */
-    for (unsigned i = 0; i < 40 * TIDAL_L2MEM_NPROBE; i++) lat[i] = 300 + i % 20;
-    assert_int_equal(tidal__l2mem_flips(lat, 40, words), TIDAL_ERR_UNSUPPORTED);
-    assert_non_null(strstr(tidal_last_error(), "no two sides"));
-}
-
-static void test_l2mem_api(void **state)
-{
-    (void)state;
-    tidal_l2mem *m = NULL;
-    assert_int_equal(tidal_l2mem_create(0, &m), TIDAL_ERR_INVALID);
-    assert_int_equal(tidal_l2mem_create(1 << 20, NULL), TIDAL_ERR_INVALID);
-    /* the fake driver has no VMM API */
-    assert_int_equal(tidal_l2mem_create(1 << 20, &m), TIDAL_ERR_NO_DRIVER);
-    assert_non_null(strstr(tidal_last_error(), "VMM"));
-    assert_null(m);
-    assert_int_equal(fake_errors, 0);
-    tidal_shutdown();
-    assert_int_equal(tidal_l2mem_create(1 << 20, &m), TIDAL_ERR_NOT_INIT);
-    assert_int_equal(tidal_init(0), TIDAL_OK);
-}
-
 static void test_strerror(void **state)
 {
     (void)state;
@@ -1298,32 +1130,27 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smset_parse_format),
         cmocka_unit_test(test_strerror),
-        cmocka_unit_test(test_l2_classify),
-        cmocka_unit_test_setup_teardown(test_l2_sides_api, setup, teardown),
-        cmocka_unit_test(test_l2_translation),
-        cmocka_unit_test(test_l2mem_flips),
-        cmocka_unit_test_setup_teardown(test_l2mem_api, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_driver, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_partitions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_reshapes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_static, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_hybrid, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_gate, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sample_gate_off, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_static_first_chunk, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_epoch_wrap, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_partition_stream, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_passthrough, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_extra_buffer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_smem_tail, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_module_attach, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_flow_in, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_env_partition, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_init_inside_capture, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_module_attach_no_case_b, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_failing_calls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unseen_kernel_and_old_module, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_driver, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_partitions, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_reshapes, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_static, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_hybrid, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_sample_gate, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_sample_gate_off, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_static_first_chunk, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_epoch_wrap, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_partition_stream, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_passthrough, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_extra_buffer, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_ex_and_smem, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_launch_smem_tail, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_module_attach, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_flow_in, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_env_partition, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_init_inside_capture, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_module_attach_no_case_b, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_no_failing_calls, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_unseen_kernel_and_old_module, fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }

@@ -30,6 +30,12 @@
 //   rt_app l2mem               tidal_l2mem: each half holds what was written through
 //                              tidal_l2_addr, and a side-1 SM reads the side-0 half across
 //                              the L2 (slow) and the side-1 half on its own side (fast)
+//   rt_app bimodal             tidal_bimodal: both copies hold what was written; a long kernel
+//                              whose blocks each read the mode once and sum a 4 KiB chunk
+//                              while the host flips the mode six times: every sum exact,
+//                              both copies read, and every block that started after a
+//                              tidal_bimodal_set returned read the mode it set; bad
+//                              arguments refused
 //   rt_app cluster             thread-block clusters on a partition stream (a green context of
 //                              2-SM groups): clusters of 2 run on its SMs, clusters of 4 are
 //                              refused with a status (and, under the preload, a warning)
@@ -102,6 +108,11 @@ struct Api {
     int (*l2mem_create)(size_t, tidal_l2mem **);
     int (*l2mem_layout)(const tidal_l2mem *, tidal_l2_layout *);
     int (*l2mem_destroy)(tidal_l2mem *);
+    int (*bimodal_create)(size_t, unsigned, tidal_bimodal **);
+    int (*bimodal_write)(tidal_bimodal *, size_t, const void *, size_t);
+    int (*bimodal_set)(tidal_bimodal *, unsigned);
+    int (*bimodal_desc_addr)(const tidal_bimodal *, uint64_t *);
+    int (*bimodal_destroy)(tidal_bimodal *);
 } api;
 
 static void load_api()
@@ -112,6 +123,7 @@ static void load_api()
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
     GET(policy_share); GET(policy_destroy); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
+    GET(bimodal_create); GET(bimodal_write); GET(bimodal_set); GET(bimodal_desc_addr); GET(bimodal_destroy);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -1146,12 +1158,12 @@ static void policy_gslice()
 
 // ---------------------------------------------------------------- L2 sides
 // One thread touches the first line of 4 KiB blocks [first, first + n) (half of them homed
-// on each L2 side) of a plain buffer at base (flips NULL) or of side `side`'s half of a
-// tidal_l2mem; with `time`, *sum gets their summed L2-hit latency in cycles (the load's
-// address depends on the first clock read, the shared store on the load, so the clock
-// reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
-__global__ void l2_touch(unsigned long long base, const uint32_t *flips, unsigned side, unsigned first, unsigned n,
-                         int time, unsigned long long zero, unsigned long long *sum, unsigned *where)
+// on each L2 side) of a plain buffer at L.base (L.flips 0) or of side `side`'s half of a
+// tidal_l2mem (L its layout); with `time`, *sum gets their summed L2-hit latency in cycles
+// (the load's address depends on the first clock read, the shared store on the load, so
+// the clock reads bracket it; docs/vram-channels.md). *where: the SM it ran on.
+__global__ void l2_touch(tidal_l2_layout L, unsigned side, unsigned first, unsigned n, int time,
+                         unsigned long long zero, unsigned long long *sum, unsigned *where)
 {
     __shared__ volatile unsigned sink;
     if (threadIdx.x || blockIdx.x) return;
@@ -1161,7 +1173,7 @@ __global__ void l2_touch(unsigned long long base, const uint32_t *flips, unsigne
     unsigned long long acc = 0;
     for (unsigned i = first; i < first + n; i++) {
         unsigned long long o = (unsigned long long)i * 4096;
-        const char *p = (const char *)(flips ? tidal_l2_addr(base, flips, side, o) : base + o);
+        const char *p = (const char *)(L.flips ? tidal_l2_addr(&L, side, o) : L.base + o);
         unsigned long long t0, t1;
         unsigned v;
         asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
@@ -1210,11 +1222,12 @@ static void mode_l2side()
     CK(cudaMalloc(&raw, 513 * 4096));
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
-    const char *buf = (const char *)(((uintptr_t)raw + 4095) & ~(uintptr_t)4095);
-    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 512, 0, 0, sums, where);          // side 0 loads every line
-    l2_touch<<<1, 32, 0, sa>>>((uintptr_t)buf, nullptr, 0, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
+    tidal_l2_layout plain = {};
+    plain.base = ((uintptr_t)raw + 4095) & ~(uintptr_t)4095;
+    l2_touch<<<1, 32, 0, sa>>>(plain, 0, 0, 512, 0, 0, sums, where);          // side 0 loads every line
+    l2_touch<<<1, 32, 0, sa>>>(plain, 0, 0, 256, 1, 0, sums, where + 1);      // side 0 reads half
     CK(cudaStreamSynchronize(sa));
-    l2_touch<<<1, 32, 0, sb>>>((uintptr_t)buf, nullptr, 0, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
+    l2_touch<<<1, 32, 0, sb>>>(plain, 0, 256, 256, 1, 0, sums + 1, where + 2); // side 1 the other half
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
@@ -1234,21 +1247,20 @@ static void mode_l2side()
 }
 
 // ---------------------------------------------------------------- memory homed on one side
-__global__ void l2_fill(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
-                        unsigned x)
+__global__ void l2_fill(tidal_l2_layout L, unsigned side, unsigned long long words, unsigned x)
 {
     for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
          w += (unsigned long long)gridDim.x * blockDim.x)
-        *(unsigned *)tidal_l2_addr(base, flips, side, w * 4) = (unsigned)w ^ x;
+        *(unsigned *)tidal_l2_addr(&L, side, w * 4) = (unsigned)w ^ x;
 }
 
-__global__ void l2_check(unsigned long long base, const uint32_t *flips, unsigned side, unsigned long long words,
-                         unsigned x, unsigned long long *bad)
+__global__ void l2_check(tidal_l2_layout L, unsigned side, unsigned long long words, unsigned x,
+                         unsigned long long *bad)
 {
     unsigned long long n = 0;
     for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
          w += (unsigned long long)gridDim.x * blockDim.x)
-        n += *(const unsigned *)tidal_l2_addr(base, flips, side, w * 4) != ((unsigned)w ^ x);
+        n += *(const unsigned *)tidal_l2_addr(&L, side, w * 4) != ((unsigned)w ^ x);
     if (n) atomicAdd(bad, n);
 }
 
@@ -1260,8 +1272,9 @@ static void mode_l2mem()
     tidal_l2mem *m;
     int st = api.l2mem_create((size_t)64 << 20, &m);
     if (st == -14 /* TIDAL_ERR_UNSUPPORTED */) {
-        // a device whose memory is homed in another pattern than the one l2mem knows (session
-        // 14 call 8's H200): the refusal must say where, and nothing is made
+        // a device that homes memory by no parity of the block index (call 8's H200 was
+        // refused under the fixed mask 0xab; whether its pattern is a parity at all is the
+        // probe's to say): the refusal must say where the model failed, and nothing is made
         std::string why = api.last_error();
         result("l2mem.refuses-another-pattern", why.find("granule") != std::string::npos &&
                                                     why.find("block") != std::string::npos,
@@ -1272,17 +1285,22 @@ static void mode_l2mem()
     TCK(st);
     tidal_l2_layout L;
     TCK(api.l2mem_layout(m, &L));
-    // 1 MiB of each side per 2 MiB granule
-    result("l2mem.layout", L.granules == 64 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
-           std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side");
-    const uint32_t *flips = (const uint32_t *)L.flips;
+    // 1 MiB of each side per 2 MiB granule; the measured pattern and its derived fields
+    // (docs/vram-channels.md §2: 0xab on three H200s, another pattern on call 8's)
+    char pat[96];
+    snprintf(pat, sizeof pat, ", block-index mask 0x%x (low %u, pmask 0x%x)", L.mask, L.low, L.pmask);
+    bool pattern_ok = L.mask && L.mask < 512 && ((L.mask >> L.low) & 1) && !(L.mask & ((1u << L.low) - 1)) &&
+                      L.pmask == ((L.mask >> (L.low + 1)) << L.low);
+    result("l2mem.layout",
+           pattern_ok && L.granules == 64 && L.per_side == ((unsigned long long)64 << 20) && L.base % (2u << 20) == 0,
+           std::to_string(L.granules) + " granules of 2 MiB, " + std::to_string(L.per_side >> 20) + " MiB a side" + pat);
     unsigned long long words = L.per_side / 4, *bad;
     CK(cudaMalloc(&bad, sizeof *bad));
     CK(cudaMemset(bad, 0, sizeof *bad));
-    l2_fill<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au);
-    l2_fill<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u);
-    l2_check<<<264, 256>>>(L.base, flips, 0, words, 0x5a5a5a5au, bad);
-    l2_check<<<264, 256>>>(L.base, flips, 1, words, 0xa5a5a5a5u, bad);
+    l2_fill<<<264, 256>>>(L, 0, words, 0x5a5a5a5au);
+    l2_fill<<<264, 256>>>(L, 1, words, 0xa5a5a5a5u);
+    l2_check<<<264, 256>>>(L, 0, words, 0x5a5a5a5au, bad);
+    l2_check<<<264, 256>>>(L, 1, words, 0xa5a5a5a5u, bad);
     CK(cudaDeviceSynchronize());
     unsigned long long hbad;
     CK(cudaMemcpy(&hbad, bad, sizeof hbad, cudaMemcpyDeviceToHost));
@@ -1301,11 +1319,11 @@ static void mode_l2mem()
     unsigned *where;
     CK(cudaMalloc(&sums, 2 * sizeof *sums));
     CK(cudaMalloc(&where, 3 * sizeof *where));
-    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 0, 0, 256, 0, 0, sums, where);
-    l2_touch<<<1, 32, 0, sa>>>(L.base, flips, 1, 0, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L, 0, 0, 256, 0, 0, sums, where);
+    l2_touch<<<1, 32, 0, sa>>>(L, 1, 0, 256, 0, 0, sums, where);
     CK(cudaStreamSynchronize(sa));
-    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 0, 0, 256, 1, 0, sums, where + 1);
-    l2_touch<<<1, 32, 0, sb>>>(L.base, flips, 1, 0, 256, 1, 0, sums + 1, where + 2);
+    l2_touch<<<1, 32, 0, sb>>>(L, 0, 0, 256, 1, 0, sums, where + 1);
+    l2_touch<<<1, 32, 0, sb>>>(L, 1, 0, 256, 1, 0, sums + 1, where + 2);
     CK(cudaStreamSynchronize(sb));
     CK(cudaGetLastError());
     unsigned long long h[2];
@@ -1323,6 +1341,238 @@ static void mode_l2mem()
     CK(cudaStreamDestroy(sa));
     CK(cudaStreamDestroy(sb));
     TCK(api.l2mem_destroy(m));
+}
+
+// ---------------------------------------------------------------- bimodal tensors
+// Words differing between the two copies of a bimodal tensor.
+__global__ void bimodal_compare(const tidal_bimodal_desc *d, unsigned long long words, unsigned long long *bad)
+{
+    unsigned long long n = 0;
+    for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; w < words;
+         w += (unsigned long long)gridDim.x * blockDim.x)
+        n += *(const unsigned *)tidal_bimodal_addr(d, TIDAL_BIMODAL_ALL, w * 4) !=
+             *(const unsigned *)tidal_bimodal_addr(d, TIDAL_BIMODAL_SIDE, w * 4);
+    if (n) atomicAdd(bad, n);
+}
+
+struct BiRec {
+    unsigned *mode;              // the mode each logical block read
+    unsigned char *saw_done;     // *done before it read the mode
+    unsigned char *saw_begun;    // *begun after it read the mode
+    unsigned long long *sum;     // its chunk's sum
+    unsigned *count;             // executions of each logical block (must end at 1)
+    unsigned *started;           // blocks started so far
+    volatile unsigned *progress; // host-mapped: a recent started count (every 256th block)
+    const unsigned *done;        // device memory: k once the host's k-th tidal_bimodal_set returned
+    const unsigned *begun;       // device memory: k before the host calls the k-th set
+};
+
+// Logical block b sums 4 KiB chunk b % chunks of the tensor in the copy the mode names, the
+// mode read once (as a BE kernel would, per logical block), then spins spin_ns. Around the
+// mode it reads the host's two words, in order (acquire, then a fence): a block that saw
+// done = k before and begun = k after read the mode after the k-th set returned and before
+// the next began, so it must have read the k-th set's mode.
+__device__ unsigned load_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__global__ void bimodal_sum(const tidal_bimodal_desc *d, unsigned chunks, BiRec r, unsigned spin_ns)
+{
+    __shared__ unsigned mode;
+    __shared__ unsigned long long warp_sum[32];
+    const unsigned b = blockIdx.x;
+    unsigned long long t0 = 0, t;
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        unsigned done = load_acquire(r.done);
+        mode = tidal_bimodal_mode(d);
+        __threadfence(); // the mode's load before the next
+        unsigned begun = load_acquire(r.begun);
+        r.mode[b] = mode;
+        r.saw_done[b] = (unsigned char)done;
+        r.saw_begun[b] = (unsigned char)begun;
+        unsigned o = atomicAdd(r.started, 1u);
+        if ((o & 255u) == 0) *r.progress = o; // host-mapped: keep PCIe traffic low
+    }
+    __syncthreads();
+    const unsigned m = mode;
+    const unsigned long long base = (unsigned long long)(b % chunks) * 4096;
+    unsigned long long acc = 0;
+    for (unsigned i = threadIdx.x; i < 1024; i += blockDim.x)
+        acc += *(const unsigned *)tidal_bimodal_addr(d, m, base + 4 * i);
+    for (int k = 16; k; k >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, k);
+    if ((threadIdx.x & 31) == 0) warp_sum[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long total = 0;
+        for (unsigned w = 0; w < blockDim.x / 32; w++) total += warp_sum[w];
+        r.sum[b] = total;
+        atomicAdd(&r.count[b], 1u);
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < spin_ns);
+    }
+    __syncthreads();
+}
+
+static void mode_bimodal()
+{
+    if (!api.bimodal_create || !api.bimodal_destroy) {
+        result("bimodal.api", false, "tidal_bimodal_create not in this process");
+        return;
+    }
+    tidal_bimodal *t = nullptr;
+    int bad_side = api.bimodal_create(1 << 20, 2, &t), zero = api.bimodal_create(0, 0, &t);
+    result("bimodal.refuses-bad-arguments", bad_side == -1 && zero == -1 && t == nullptr,
+           "side 2: status " + std::to_string(bad_side) + ", 0 bytes: status " + std::to_string(zero) +
+               " (TIDAL_ERR_INVALID is -1)");
+    const size_t size = (size_t)64 << 20, words = size / 4, chunks = size / 4096;
+    int st = api.bimodal_create(size, 1, &t);
+    if (st == -14 /* TIDAL_ERR_UNSUPPORTED */) {
+        // as tidal_l2mem's: a device that homes memory by no parity of the block index
+        std::string why = api.last_error();
+        result("bimodal.refuses-another-pattern",
+               why.find("granule") != std::string::npos && why.find("block") != std::string::npos, why);
+        printf("SKIP bimodal.copies-identical, bimodal.sums-exact, bimodal.both-modes, bimodal.after-set: no "
+               "tidal_l2mem on this device\n");
+        return;
+    }
+    TCK(st);
+    uint64_t dv;
+    TCK(api.bimodal_desc_addr(t, &dv));
+    const tidal_bimodal_desc *d = (const tidal_bimodal_desc *)(uintptr_t)dv;
+    // a pattern, written in three pieces that cross 4 KiB blocks and 2 MiB granules
+    std::vector<unsigned> host(words);
+    for (size_t w = 0; w < words; w++) host[w] = (unsigned)w * 2654435761u ^ 0x9e3779b9u;
+    const size_t cut[] = {0, 12345, ((size_t)33 << 20) + 7, size};
+    for (int c = 0; c < 3; c++)
+        TCK(api.bimodal_write(t, cut[c], (const char *)host.data() + cut[c], cut[c + 1] - cut[c]));
+    int past = api.bimodal_write(t, size - 4, host.data(), 8), bad_mode = api.bimodal_set(t, 7);
+    result("bimodal.refuses-bad-writes-and-modes", past == -1 && bad_mode == -1,
+           "a write past the end: status " + std::to_string(past) + ", mode 7: status " + std::to_string(bad_mode));
+    unsigned long long *dbad, hbad = 0;
+    CK(cudaMalloc(&dbad, sizeof *dbad));
+    CK(cudaMemset(dbad, 0, sizeof *dbad));
+    bimodal_compare<<<264, 256>>>(d, words, dbad);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(&hbad, dbad, sizeof hbad, cudaMemcpyDeviceToHost));
+    result("bimodal.copies-identical", hbad == 0,
+           std::to_string(hbad) + " of " + std::to_string(words) + " words differ between the linear copy and side 1's");
+    // the long kernel: 200k logical blocks; the host flips the mode at 1/8, 2/8, ... 6/8 of
+    // them: raises begun to k, calls the k-th set, raises done to k once it returned
+    const unsigned N = 200000, flips = 6;
+    BiRec r;
+    unsigned *hflag;
+    cudaStream_t ks, fs;
+    CK(cudaMalloc(&r.mode, N * sizeof *r.mode));
+    CK(cudaMalloc(&r.saw_done, N));
+    CK(cudaMalloc(&r.saw_begun, N));
+    CK(cudaMalloc(&r.sum, N * sizeof *r.sum));
+    CK(cudaMalloc(&r.count, N * sizeof *r.count));
+    CK(cudaMalloc(&r.started, sizeof *r.started));
+    CK(cudaMalloc((void **)&r.done, sizeof *r.done));
+    CK(cudaMalloc((void **)&r.begun, sizeof *r.begun));
+    CK(cudaMemset(r.mode, 0xff, N * sizeof *r.mode));
+    CK(cudaMemset(r.count, 0, N * sizeof *r.count));
+    CK(cudaMemset(r.started, 0, sizeof *r.started));
+    CK(cudaMemset((void *)r.done, 0, sizeof *r.done));
+    CK(cudaMemset((void *)r.begun, 0, sizeof *r.begun));
+    volatile unsigned *hprogress;
+    CK(cudaHostAlloc((void **)&hprogress, sizeof *hprogress, cudaHostAllocMapped));
+    *hprogress = 0;
+    CK(cudaHostGetDevicePointer((void **)&r.progress, (void *)hprogress, 0));
+    CK(cudaHostAlloc(&hflag, 2 * sizeof *hflag, 0));
+    CK(cudaStreamCreateWithFlags(&ks, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&fs, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
+    unsigned want[flips + 1];
+    want[0] = TIDAL_BIMODAL_ALL;
+    bimodal_sum<<<N, 128, 0, ks>>>(d, (unsigned)chunks, r, 150000);
+    CK(cudaGetLastError());
+    double t_start = now_us();
+    unsigned done_flips = 0;
+    for (unsigned k = 1; k <= flips; k++) {
+        while (*hprogress < N / 8 * k && cudaStreamQuery(ks) == cudaErrorNotReady && now_us() - t_start < 20e6)
+            sched_yield();
+        if (cudaStreamQuery(ks) != cudaErrorNotReady) break; // it ended: no flip can land inside it
+        want[k] = k % 2 ? TIDAL_BIMODAL_SIDE : TIDAL_BIMODAL_ALL;
+        hflag[0] = hflag[1] = k;
+        CK(cudaMemcpyAsync((void *)r.begun, &hflag[0], sizeof *hflag, cudaMemcpyHostToDevice, fs));
+        CK(cudaStreamSynchronize(fs));
+        TCK(api.bimodal_set(t, want[k]));
+        CK(cudaMemcpyAsync((void *)r.done, &hflag[1], sizeof *hflag, cudaMemcpyHostToDevice, fs));
+        CK(cudaStreamSynchronize(fs));
+        done_flips = k;
+    }
+    CK(cudaStreamSynchronize(ks));
+    double run_ms = (now_us() - t_start) / 1e3;
+    std::vector<unsigned> mode(N), count(N);
+    std::vector<unsigned char> saw_done(N), saw_begun(N);
+    std::vector<unsigned long long> sum(N);
+    CK(cudaMemcpy(mode.data(), r.mode, N * sizeof *r.mode, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(saw_done.data(), r.saw_done, N, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(saw_begun.data(), r.saw_begun, N, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(sum.data(), r.sum, N * sizeof *r.sum, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(count.data(), r.count, N * sizeof *r.count, cudaMemcpyDeviceToHost));
+    std::vector<unsigned long long> expect(chunks, 0);
+    for (size_t w = 0; w < words; w++) expect[w / 1024] += host[w];
+    unsigned wrong = 0, first_wrong = 0, n_all = 0, n_side = 0, n_other = 0, late = 0, first_late = 0, during = 0;
+    std::vector<unsigned> saw_k(flips + 1, 0);
+    for (unsigned b = 0; b < N; b++) {
+        if (count[b] != 1 || sum[b] != expect[b % chunks]) {
+            if (!wrong) first_wrong = b;
+            wrong++;
+        }
+        n_all += mode[b] == TIDAL_BIMODAL_ALL;
+        n_side += mode[b] == TIDAL_BIMODAL_SIDE;
+        n_other += mode[b] != TIDAL_BIMODAL_ALL && mode[b] != TIDAL_BIMODAL_SIDE;
+        // between set k returning and set k + 1 beginning: the k-th mode, nothing else
+        unsigned k = saw_done[b];
+        if (k != saw_begun[b] || k > done_flips) {
+            during++; // read while a set was under way: either copy is right
+            continue;
+        }
+        saw_k[k]++;
+        if (mode[b] != want[k]) {
+            if (!late) first_late = b;
+            late++;
+        }
+    }
+    result("bimodal.sums-exact", wrong == 0,
+           std::to_string(wrong) + " of " + std::to_string(N) + " blocks ran other than once or summed wrong" +
+               (wrong ? " (first: block " + std::to_string(first_wrong) + ")" : "") + "; kernel " +
+               std::to_string((int)run_ms) + " ms");
+    result("bimodal.both-modes", n_all > 0 && n_side > 0 && n_other == 0,
+           std::to_string(n_all) + " blocks read the linear copy, " + std::to_string(n_side) + " side 1's, " +
+               std::to_string(n_other) + " another mode");
+    std::string seen;
+    bool every = done_flips == flips;
+    for (unsigned k = 0; k <= flips; k++) {
+        seen += (k ? ", " : "") + std::to_string(saw_k[k]);
+        every &= saw_k[k] > 0;
+    }
+    result("bimodal.after-set", late == 0 && every,
+           std::to_string(done_flips) + " of " + std::to_string(flips) + " flips inside the kernel; blocks between " +
+               "one set's return and the next (" + seen + "), " + std::to_string(during) + " while a set ran; " +
+               std::to_string(late) + " read another mode than the last set's" +
+               (late ? " (first: block " + std::to_string(first_late) + ")" : ""));
+    TCK(api.bimodal_destroy(t));
+    CK(cudaFree(r.mode));
+    CK(cudaFree(r.saw_done));
+    CK(cudaFree(r.saw_begun));
+    CK(cudaFree(r.sum));
+    CK(cudaFree(r.count));
+    CK(cudaFree(r.started));
+    CK(cudaFree((void *)r.done));
+    CK(cudaFree((void *)r.begun));
+    CK(cudaFree(dbad));
+    CK(cudaFreeHost((void *)hprogress));
+    CK(cudaFreeHost(hflag));
+    CK(cudaStreamDestroy(ks));
+    CK(cudaStreamDestroy(fs));
 }
 
 // ---------------------------------------------------------------- clusters
@@ -1391,7 +1641,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | cluster\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | bimodal | cluster\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1412,6 +1662,7 @@ int main(int argc, char **argv)
     else if (m == "policy") mode_policy();
     else if (m == "l2side") mode_l2side();
     else if (m == "l2mem") mode_l2mem();
+    else if (m == "bimodal") mode_bimodal();
     else if (m == "cluster") mode_cluster();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }

@@ -112,6 +112,7 @@ run_prog linked.smem "$B/rt_app_linked" smem
 TIDAL_POLICY_TRACE=$OUTDIR/policy-trace.jsonl run_prog linked.policy "$B/rt_app_linked" policy
 run_prog linked.l2side "$B/rt_app_linked" l2side
 run_prog linked.l2mem "$B/rt_app_linked" l2mem
+run_prog linked.bimodal "$B/rt_app_linked" bimodal
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
@@ -123,6 +124,7 @@ LD_PRELOAD=$PRE run_prog preload.smem "$B/rt_app_plain" smem
 LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 LD_PRELOAD=$PRE run_prog preload.l2side "$B/rt_app_plain" l2side
 LD_PRELOAD=$PRE run_prog preload.l2mem "$B/rt_app_plain" l2mem
+LD_PRELOAD=$PRE run_prog preload.bimodal "$B/rt_app_plain" bimodal
 run_prog linked.cluster "$B/rt_app_linked" cluster
 LD_PRELOAD=$PRE run_prog preload.cluster "$B/rt_app_plain" cluster
 # under the preload the refused cluster launch comes through libtidal, which says why

@@ -1,0 +1,251 @@
+/* bench/vram/l2_bench.cuh -- what the isolation benchmarks on libtidal's L2 parts share
+ * (l2mem_iso.cu, bimodal.cu): the LS latency probe, the BE stream, the L2 flush, data in a
+ * half of a tidal_l2mem or plain, the LS partition's SMs and partition streams, the check
+ * macro. CUDA C++, included once
+ * per program. */
+#ifndef TIDAL_BENCH_L2_BENCH_CUH
+#define TIDAL_BENCH_L2_BENCH_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../probes/probe_check.h"
+#include "tidal.h"
+#include "tidal_l2.h"
+
+#define TK(x)                                                                                                   \
+    do {                                                                                                        \
+        int s_ = (x);                                                                                           \
+        if (s_) {                                                                                               \
+            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x, tidal_strerror(s_), tidal_last_error()); \
+            exit(1);                                                                                            \
+        }                                                                                                       \
+    } while (0)
+
+/* Data either in side `side`'s half of a tidal_l2mem (L its layout) or plain at L.base
+ * (L.flips 0). */
+struct Data {
+    tidal_l2_layout L;
+    unsigned side;
+    __host__ __device__ unsigned long long addr(unsigned long long o) const
+    {
+        return L.flips ? tidal_l2_addr(&L, side, o) : L.base + o;
+    }
+    __device__ void chunk(unsigned long long) {}
+};
+
+/* Plain memory at p, as Data. */
+static Data plain_data(const void *p)
+{
+    Data d = {};
+    d.L.base = (unsigned long long)p;
+    return d;
+}
+
+/* LS: one thread waits until be_blocks BE blocks have started (at most 1 s) and wait_ns
+ * more (BE's stream reaches its steady state), then reads n lines of its data once each and
+ * keeps each one's latency in cycles (DRAM latency after a flush). The load's address
+ * depends on the first clock read and the shared store on the load, so the clock reads
+ * bracket it (docs/vram-channels.md). be_blocks 0: no wait for BE. */
+__global__ void ls_probe(Data d, unsigned first, unsigned n, unsigned long long zero, unsigned short *lat,
+                         volatile unsigned *be_started, unsigned be_blocks, unsigned long long wait_ns)
+{
+    __shared__ volatile unsigned sink;
+    if (threadIdx.x || blockIdx.x) return;
+    unsigned long long g0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+    while (*be_started < be_blocks) {
+        unsigned long long g;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+        if (g - g0 > 1000000000ull) break;
+    }
+    unsigned long long g1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    for (;;) { /* BE's stream reaches its steady state */
+        unsigned long long g;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+        if (g - g1 > wait_ns) break;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        /* lines 4 KiB + 128 B apart: every line a new block, all lines of a block in turn */
+        const char *p = (const char *)d.addr((unsigned long long)(first + i) * (4096 + 128));
+        unsigned long long t0, t1;
+        unsigned v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0)::"memory");
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p + (t0 & zero)) : "memory");
+        sink = v;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1)::"memory");
+        unsigned long long dt = t1 - t0;
+        lat[i] = (unsigned short)(dt > 65535 ? 65535 : dt);
+    }
+}
+
+/* BE: each warp streams 4 KiB blocks of src (16 B a lane, 8 steps), block after block,
+ * until *stop; *bytes counts what was read. src.addr(o) is byte o's address; src.chunk(i)
+ * runs before the warp's i-th block (a bimodal source re-reads its mode there). */
+template <class Src>
+__device__ void stream_blocks(Src &src, unsigned long long bytes_total, volatile unsigned *stop, unsigned *started,
+                              unsigned long long *bytes)
+{
+    if (threadIdx.x == 0) atomicAdd(started, 1u);
+    unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    unsigned nwarps = gridDim.x * blockDim.x / 32;
+    unsigned long long nblk = bytes_total / 4096, done = 0;
+    unsigned acc = 0;
+    for (unsigned long long b = warp, i = 0;; b += nwarps, i++) {
+        if (b >= nblk) b %= nblk;
+        src.chunk(i);
+        const char *p = (const char *)src.addr(b * 4096);
+        for (unsigned s = 0; s < 8; s++) {
+            uint4 v = __ldcg((const uint4 *)(p + s * 512 + lane * 16));
+            acc ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+        done += 4096;
+        if (*stop) break;
+    }
+    if (acc == 0x12345678u) *stop = 2;
+    if (lane == 0) atomicAdd(bytes, done); /* the warp's bytes */
+}
+
+/* Reads n 16-byte words at p: evicts what the L2 held before (p larger than the L2). */
+__global__ void flush(const uint4 *p, size_t n, unsigned *out)
+{
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldcg(p + i);
+        acc ^= v.x ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) *out = acc;
+}
+
+/* One run's numbers: LS's latency percentiles in cycles (0 without LS), BE's GB/s (0 without
+ * BE). */
+struct RunResult {
+    unsigned median, p90, p99;
+    double gbs;
+};
+
+/* What every run needs: a flush buffer (240 MiB: more than the L2), BE's stop and started
+ * words and its byte count, LS's latencies, events around BE. */
+struct Runner {
+    unsigned nsm, nls;
+    uint4 *fl;
+    size_t fl_bytes = (size_t)240 << 20;
+    unsigned *ctl; /* stop, started */
+    unsigned long long *bytes;
+    unsigned short *dlat;
+    cudaEvent_t e0, e1;
+
+    Runner(unsigned nsm_, unsigned nls_) : nsm(nsm_), nls(nls_)
+    {
+        RK(cudaMalloc(&fl, fl_bytes));
+        RK(cudaMemset(fl, 3, fl_bytes));
+        RK(cudaMalloc(&ctl, 2 * sizeof *ctl));
+        RK(cudaMalloc(&bytes, sizeof *bytes));
+        RK(cudaMalloc(&dlat, nls * sizeof *dlat));
+        RK(cudaEventCreate(&e0));
+        RK(cudaEventCreate(&e1));
+    }
+
+    /* Flush the L2; start BE, be(stream, blocks, stop, started, bytes), with be_blocks blocks
+     * on bes (nullptr: no BE); run LS's probe of ls from line `first` on sls (nullptr: no LS)
+     * once BE's blocks have started and 200 us more; stop BE when LS is done and at least
+     * min_ms after BE was launched. */
+    template <class BE>
+    RunResult run(cudaStream_t bes, unsigned be_blocks, BE be, cudaStream_t sls, const Data &ls, unsigned first,
+                  double min_ms)
+    {
+        flush<<<4 * nsm, 512>>>(fl, fl_bytes / 16, ctl);
+        RK(cudaDeviceSynchronize());
+        RK(cudaMemset(ctl, 0, 2 * sizeof *ctl));
+        RK(cudaMemset(bytes, 0, sizeof *bytes));
+        if (bes) {
+            RK(cudaEventRecord(e0, bes));
+            be(bes, be_blocks, ctl, ctl + 1, bytes);
+            RK(cudaEventRecord(e1, bes));
+        }
+        timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (sls) {
+            ls_probe<<<1, 32, 0, sls>>>(ls, first, nls, 0, dlat, ctl + 1, bes ? be_blocks : 0, 200000);
+            RK(cudaStreamSynchronize(sls));
+        }
+        do clock_gettime(CLOCK_MONOTONIC, &t);
+        while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < min_ms);
+        unsigned one = 1;
+        RK(cudaMemcpy(ctl, &one, sizeof one, cudaMemcpyHostToDevice));
+        RK(cudaDeviceSynchronize());
+        RK(cudaGetLastError());
+        RunResult r = {0, 0, 0, 0};
+        if (sls) {
+            std::vector<unsigned short> lat(nls);
+            RK(cudaMemcpy(lat.data(), dlat, nls * sizeof *dlat, cudaMemcpyDeviceToHost));
+            std::sort(lat.begin(), lat.end());
+            r.median = lat[nls / 2], r.p90 = lat[nls * 9 / 10], r.p99 = lat[nls * 99 / 100];
+        }
+        if (bes) {
+            float ms;
+            unsigned long long b;
+            RK(cudaEventElapsedTime(&ms, e0, e1));
+            RK(cudaMemcpy(&b, bytes, sizeof b, cudaMemcpyDeviceToHost));
+            r.gbs = b / (ms * 1e6);
+        }
+        return r;
+    }
+};
+
+static std::string fmt(const tidal_smset &m)
+{
+    char b[1024];
+    tidal_smset_format(&m, b, sizeof b);
+    return b;
+}
+
+/* A benchmark's start: its one argument, the CSV path (else the usage, exit 2); libtidal
+ * without tidald; the device's SM count and its L2 sides. */
+static const char *bench_start(int argc, char **argv, unsigned *nsm, tidal_smset *s0, tidal_smset *s1)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s OUT.csv\n", argv[0]);
+        exit(2);
+    }
+    RK(cudaFree(0));
+    TK(tidal_init(TIDAL_INIT_NO_DAEMON));
+    TK(tidal_device_sms(nsm));
+    TK(tidal_l2_sides(s0, s1));
+    return argv[1];
+}
+
+/* LS's SMs: the two lowest SMs of side s0 (a TPC); *rest: every SM of the device but them. */
+static tidal_smset ls_sms(const tidal_smset &s0, unsigned nsm, tidal_smset *rest)
+{
+    tidal_smset ls;
+    memset(&ls, 0, sizeof ls);
+    unsigned got = 0;
+    for (unsigned s = 0; s < nsm && got < 2; s++)
+        if ((s0.bits[s / 64] >> (s % 64)) & 1) ls.bits[s / 64] |= 1ull << (s % 64), got++;
+    for (int w = 0; w < 4; w++) rest->bits[w] = ~ls.bits[w];
+    for (unsigned s = nsm; s < 256; s++) rest->bits[s / 64] &= ~(1ull << (s % 64));
+    return ls;
+}
+
+/* A new partition named name on set, and a stream of it (a green context of its SMs). */
+static cudaStream_t part_stream(const char *name, const tidal_smset &set, int priority)
+{
+    tidal_part *p;
+    TK(tidal_partition_create(name, fmt(set).c_str(), &p));
+    void *v;
+    TK(tidal_partition_stream(p, priority, &v));
+    return (cudaStream_t)v;
+}
+
+#endif
