@@ -233,6 +233,16 @@ static void test_l2mem_measure(void **state)
         }
     flip[0] = 0;
     cur_mask = 0xab;
+    /* slow samples (a TLB miss, a refresh: here 1 in 16, up to 4000 cycles) on far blocks
+     * move neither the threshold nor the result: the middle of the extremes would have put
+     * every block on side 1 */
+    probe_lat(lat, 40, model_home);
+    for (unsigned i = 5; i < 40 * TIDAL_L2MEM_NPROBE; i += 16)
+        if (lat[i] > 400) lat[i] = (uint16_t)(1500 + 100 * (i % 26));
+    mask = 0;
+    assert_int_equal(tidal__l2mem_measure(lat, 40, words, &mask), TIDAL_OK);
+    assert_int_equal(mask, 0xab);
+    for (unsigned g = 0; g < 40; g++) assert_int_equal(tidal_l2_flip(words, g), flip[g]);
     /* a check block on the other side than the pattern says: refused, with where */
     probe_lat(lat, 40, model_home);
     lat[7 * TIDAL_L2MEM_NPROBE + 11] = lat[7 * TIDAL_L2MEM_NPROBE + 11] < 400 ? 480 : 305;
