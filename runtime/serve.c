@@ -9,7 +9,7 @@
  * (head, one taker at a time). A request's record is its slot of the service's array, filled
  * by the one thread that owns it at each step (the dispatcher: queued; a worker: the rest).
  * A worker waits for its graph on a pinned word the stream writes after the graph, so its
- * wait makes no driver call and shares no driver lock with the other workers' launches. */
+ * wait makes no driver call that could contend with the other workers' launches. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

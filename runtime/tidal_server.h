@@ -63,9 +63,9 @@ typedef struct tidal_server tidal_server;
 enum {
     TIDAL_SERVER_WAIT_DEFAULT = 0, /* SPIN for LS services, YIELD for BE */
     /* A busy loop: for the queue, on its counter; for the GPU, on a pinned word the stream
-       writes after the graph (cuStreamWriteValue32), with no driver call in the loop. The
-       lowest latency (no thread wake-up, no driver lock shared with the other workers'
-       launches, whatever scheduling flags the context was made with); one core per worker. */
+       writes after the graph (cuStreamWriteValue32), with no driver call in the loop: no
+       thread wake-up, no driver entry that could contend with the other workers' launches,
+       whatever scheduling flags the context was made with; one core per worker. */
     TIDAL_SERVER_WAIT_SPIN = 1,
     TIDAL_SERVER_WAIT_YIELD = 2, /* the same loops with sched_yield() between looks */
     /* A condition variable for the queue, cuStreamSynchronize for the GPU (which spins,
