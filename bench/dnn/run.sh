@@ -130,7 +130,7 @@ build_tidal() {
     say "tidal pieces in $B are up to date"
     return 0
   fi
-  say "building tidal-ptxas and libtidal-preload.so into $B"
+  say "building tidal-ptxas, libtidal-preload.so and libtidal.so into $B"
   mkdir -p "$B/obj" "$B/bin" "$B/lib"
   CF="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION=\"$(scripts/version.sh)\" -Wall -Wextra -Ipasses -Iruntime -Iabi -I${CUDA_HOME:-/usr/local/cuda}/include"
   local pids=() p
