@@ -343,20 +343,27 @@ static int record_apply(void *ctx, int service, const tidal_smset *mask)
     return TIDAL_OK;
 }
 
+/* SGDRC over an apply hook: LS "ls" (demand 66 SMs) and BE "be", ids in *pl, *pb. */
+static tidal_policy *sgdrc_ls_be(int (*apply)(void *, int, const tidal_smset *), void *ctx, int *pl, int *pb)
+{
+    tidal_policy_config pc = {
+        .kind = TIDAL_POLICY_SGDRC, .sms = 132, .now_us = policy_clock, .apply = apply, .ctx = ctx};
+    tidal_policy *pol;
+    assert_int_equal(tidal_policy_create(&pc, &pol), TIDAL_OK);
+    tidal_service_config pls = {.name = "ls", .cls = TIDAL_SERVICE_LS, .slo_us = 5000, .demand_sms = 66};
+    tidal_service_config pbe = {.name = "be", .cls = TIDAL_SERVICE_BE};
+    assert_int_equal(tidal_policy_add_service(pol, &pls, pl), TIDAL_OK);
+    assert_int_equal(tidal_policy_add_service(pol, &pbe, pb), TIDAL_OK);
+    return pol;
+}
+
 static void test_begin_end_in_order(void **state)
 {
     (void)state;
     static moves mv;
     memset(&mv, 0, sizeof mv);
-    tidal_policy_config pc = {
-        .kind = TIDAL_POLICY_SGDRC, .sms = 132, .now_us = policy_clock, .apply = record_apply, .ctx = &mv};
-    tidal_policy *pol;
-    assert_int_equal(tidal_policy_create(&pc, &pol), TIDAL_OK);
-    tidal_service_config pls = {.name = "ls", .cls = TIDAL_SERVICE_LS, .slo_us = 5000, .demand_sms = 66};
-    tidal_service_config pbe = {.name = "be", .cls = TIDAL_SERVICE_BE};
     int pl, pb;
-    assert_int_equal(tidal_policy_add_service(pol, &pls, &pl), TIDAL_OK);
-    assert_int_equal(tidal_policy_add_service(pol, &pbe, &pb), TIDAL_OK);
+    tidal_policy *pol = sgdrc_ls_be(record_apply, &mv, &pl, &pb);
     unsigned after_add = atomic_load(&mv.n);
 
     fake_graph g = {.dur_ns = 100 * US};
@@ -502,16 +509,8 @@ static int failing_apply(void *ctx, int service, const tidal_smset *mask)
 static void test_policy_failure_stops_the_run(void **state)
 {
     (void)state;
-    int fail = 0;
-    tidal_policy_config pc = {
-        .kind = TIDAL_POLICY_SGDRC, .sms = 132, .now_us = policy_clock, .apply = failing_apply, .ctx = &fail};
-    tidal_policy *pol;
-    assert_int_equal(tidal_policy_create(&pc, &pol), TIDAL_OK);
-    tidal_service_config pls = {.name = "ls", .cls = TIDAL_SERVICE_LS, .slo_us = 5000, .demand_sms = 66};
-    tidal_service_config pbe = {.name = "be", .cls = TIDAL_SERVICE_BE};
-    int pl, pb;
-    assert_int_equal(tidal_policy_add_service(pol, &pls, &pl), TIDAL_OK);
-    assert_int_equal(tidal_policy_add_service(pol, &pbe, &pb), TIDAL_OK);
+    int fail = 0, pl, pb;
+    tidal_policy *pol = sgdrc_ls_be(failing_apply, &fail, &pl, &pb);
     fail = 1;
     fake_graph g = {.dur_ns = 10 * US};
     tidal_server_instance in = {STREAM(0), &g, NULL};
