@@ -641,6 +641,7 @@ static int collect(tidal_server *s)
         for (size_t k = 0; k < v->narrivals; k++)
             if (v->rec[k].batch) s->out[s->nout++] = v->rec[k];
         for (unsigned j = 0; j < v->ninst; j++) {
+            if (!v->inst[j].nbe) continue; /* no array: memcpy's NULL is undefined even for 0 bytes */
             memcpy(s->out + s->nout, v->inst[j].be, v->inst[j].nbe * sizeof *s->out);
             s->nout += v->inst[j].nbe;
         }
