@@ -6,7 +6,7 @@
 #   <libdir>      libtidal.a libtidal.so* libtidal-preload.so libtidal_cudart.a
 #   <libdir>/pkgconfig/tidal.pc, tidal-cudart.pc      ${pcfiledir}-relative
 #   <libdir>/cmake/tidal/                             find_package(tidal CONFIG)
-#   <includedir>  tidal.h tidal_policy.h tidal_api_begin.h tidal_api_end.h tidal_abi.h tidal_l2.h
+#   <includedir>  tidal.h tidal_policy.h tidal_server.h tidal_api_begin.h tidal_api_end.h tidal_abi.h tidal_l2.h
 #   <datadir>/tidal/cmake/TidalRuntime.cmake          include() + tidal_runtime()
 #   <datadir>/tidal/python/                           the Python package (its own rule)
 #   <mandir>/man1/*.1                                 from each tool's --help
@@ -48,7 +48,7 @@ install(PROGRAMS "${_gen}/tidal-run" DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(TARGETS tidal tidal_shared tidal_preload tidal_cudart EXPORT tidalTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
-install(FILES runtime/tidal.h runtime/tidal_policy.h runtime/tidal_api_begin.h runtime/tidal_api_end.h abi/tidal_abi.h abi/tidal_l2.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(FILES runtime/tidal.h runtime/tidal_policy.h runtime/tidal_server.h tidal_server.h runtime/tidal_api_begin.h runtime/tidal_api_end.h abi/tidal_abi.h abi/tidal_l2.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
 # ---------------------------------------------------------------------------
 # pkg-config: tidal.pc (libtidal.so), tidal-cudart.pc (the launch wraps and the static

@@ -96,6 +96,11 @@ int tidal__cu_load(const char *path, void *(*sym)(void *, const char *), tidal_c
         OPT(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"),
         OPT(LibraryGetKernel, "cuLibraryGetKernel"),
         OPT(LibraryEnumerateKernels, "cuLibraryEnumerateKernels"),
+        OPT(GraphLaunch, "cuGraphLaunch"),
+        OPT(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags"),
+        OPT(GraphExecDestroy, "cuGraphExecDestroy"),
+        OPT(StreamWriteValue32, "cuStreamWriteValue32_v2"),
+        OPT(StreamQuery, "cuStreamQuery"),
 #undef REQ
 #undef OPT
     };

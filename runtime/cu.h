@@ -84,6 +84,12 @@ typedef struct tidal_cu {
     /* optional: for the preload's hooks (CUkernel handles, launch.c) */
     CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
     CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);
+    /* optional: the serving engine (serve.c): graph replays and a pinned completion word */
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*GraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*GraphExecDestroy)(CUgraphExec);
+    CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+    CUresult (*StreamQuery)(CUstream);
 } tidal_cu;
 
 /* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/exports.sh LIBDIR HEADER... -- the shared libraries export only their API.
-# libtidal.so: every function the headers (tidal.h, tidal_policy.h) declare, plus
+# libtidal.so: every function the headers (tidal.h, tidal_policy.h, tidal_server.h) declare, plus
 # tidal__launch_or_decline (the CUDA runtime wrappers of libtidal_cudart.a call it from
 # the program); libtidal-preload.so:
 # the same plus the interposed driver entry points and dlsym. Anything else exported

@@ -10,6 +10,7 @@ set -uo pipefail
 # modules of its own layer (without a cycle) and of the layers below.
 layers=(
   "interposers: preload wrap_cudart"
+  "serving: serve"
   "policies: policy policy_sgdrc policy_gslice policy_layout scaling"
   "api: entry init stats"
   "launch: launch functions modules streams green bimodal l2mem l2side"

@@ -73,6 +73,9 @@ def parse(argv=None):
     ap.add_argument("--idle-us", type=int, default=0,
                     help="SGDRC: LS keeps its SMs this long after its last request (0: released at once)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--engine", choices=("python", "c"), default="python",
+                    help="the serving loop: tidal.serve's Python threads, or libtidal's C engine (tidal_server: the "
+                         "same loop on C threads, the instances' graphs replayed with cuGraphLaunch)")
     ap.add_argument("--be-child", action="store_true", help=argparse.SUPPRESS)   # the BE process of TWO_PROCESS
     ap.add_argument("--merge", nargs="+", metavar="JSON", default=None,
                     help="merge these colocate.json files into OUT's table and plots (no GPU); the "
@@ -304,17 +307,19 @@ def main(a):
                 if cfg in ("tidal-sgdrc", "tidal-gslice"):   # a fresh policy per run
                     trace = os.path.join(a.out, "trace-%s-%.1f-%d.jsonl" % (name.replace(":", "_"), load, run_i))
                     pol = policy.Policy(cfg[6:], trace_path=trace, **pol_kw)
-                srv = serve.Server(pol)
+                srv = serve.Server(pol, engine=a.engine)
                 # SGDRC without a profile: the LS demand is its whole set (max_sms)
                 extra = {"max_sms": ls_n} if (cfg == "tidal-sgdrc" and profile is None and not demand) else {}
                 srv.service("ls", "ls", ls_runs, partition=pl if pol else None, slo_us=slo_us,
-                            profile=profile if pol else None, demand_sms=demand if pol else 0, **extra)
+                            profile=profile if pol else None, demand_sms=demand if pol else 0,
+                            graphs=[r.graph for r in ls_runs], streams=sls, **extra)
                 if be_run is not None:
-                    srv.service("be", "be", be_run, partition=pb if pol else None)
+                    srv.service("be", "be", be_run, partition=pb if pol else None, graphs=[be_run.graph], streams=[sb])
                 arr = serve.poisson(load * capacity, a.seconds, seed=seed)
                 if be_proc:
                     be_proc.go(a.seconds)
                 rec = srv.run({"ls": arr}, seconds=a.seconds)
+                srv.close()
                 be_n = be_proc.done() if be_proc else len(rec.get("be", []))
                 ls_sum = serve.summarize(rec["ls"], slo_us)
                 lat = sorted(int((r.end - r.arrival) * 1e6) for r in rec["ls"])

@@ -13,6 +13,9 @@
 #                    tidal-sgdrc:demand=66, tidal-sgdrc:demand=96:idle=2000, tidal-gslice; "" : skip)
 #   --reference JSON the SLO and capacity from an earlier base run (instead of --base's);
 #                    its rows head the merged table
+#   --engine E       python (default) or c: every process serves with that loop (colocate.py
+#                    --engine); with c the unmodified processes load the libtidal.so built
+#                    here for its engine alone (nothing is interposed, no kernel rewritten)
 #   other options go to every colocate.py process (e.g. --loads 0.3 --seconds 2 --runs 3)
 #
 # The unmodified processes compile into ${BENCH_DNN_CACHE:-build/dnn-cache}/unmod; the tidal
@@ -24,18 +27,20 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 base=alone,none,prio,green,timeslice mps=mps,mps-pct mps_pct=50,50 tidal=tidal-static,tidal-sgdrc:demand=66,tidal-sgdrc:demand=96:idle=2000,tidal-gslice
-reference="" pass=()
+reference="" engine=python pass=()
 while (($#)); do
   case $1 in
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     --base) base=${2?}; shift 2 ;;
     --mps) mps=${2?}; shift 2 ;;
     --mps-pct) mps_pct=${2?}; shift 2 ;;
     --tidal) tidal=${2?}; shift 2 ;;
     --reference) reference=${2?}; shift 2 ;;
+    --engine) engine=${2?}; pass+=(--engine "$engine"); shift 2 ;;
     *) pass+=("$1"); shift ;;
   esac
 done
+[[ $engine == python || $engine == c ]] || { echo "run.sh: --engine $engine: want python or c" >&2; exit 2; }
 [[ $mps_pct =~ ^[0-9]+,[0-9]+$ ]] || { echo "run.sh: --mps-pct $mps_pct: want LS,BE percentages" >&2; exit 2; }
 [[ -n $base || -n $reference ]] || { echo "run.sh: --base \"\" needs --reference JSON" >&2; exit 2; }
 R=${OUT:-$root/bench/results}/colocate
@@ -62,6 +67,13 @@ process() {
 }
 unmod=(env -u LD_PRELOAD -u TRITON_PTXAS_PATH -u TIDAL_PARTITION PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
   TORCHINDUCTOR_CACHE_DIR="$C/unmod/inductor" TRITON_CACHE_DIR="$C/unmod/triton")
+build() {
+  "$root/bench/dnn/run.sh" --build-only >"$R/build.log" 2>&1 || { say "FAIL: build (log $R/build.log)"; tail -20 "$R/build.log"; exit 1; }
+}
+if [[ $engine == c ]]; then   # the C engine is libtidal's: the unmodified processes load libtidal.so
+  build
+  unmod+=(TIDAL_LIB="$B/lib/libtidal.so" TIDAL_NO_DAEMON=1)
+fi
 
 if [[ -n $base && -n $reference ]]; then   # held to the given reference's SLO
   process base "${unmod[@]}" "$PY" "$here/colocate.py" --configs "$base" --reference "$reference"
@@ -95,9 +107,7 @@ if [[ -n $mps ]]; then
 fi
 
 if [[ -n $tidal ]]; then
-  if ! "$root/bench/dnn/run.sh" --build-only >"$R/build.log" 2>&1; then
-    say "FAIL: build (log $R/build.log)"; tail -20 "$R/build.log"; exit 1
-  fi
+  build
   if [[ -n $(find "$C/unmod/inductor" -name '*.py' -print -quit 2>/dev/null) ]]; then
     rm -rf "${C:?}/tidal/inductor" && cp -a "$C/unmod/inductor" "$C/tidal/inductor" &&
       say "tidal: Inductor cache copied from the unmodified processes' (same graphs, same autotuning choices)"

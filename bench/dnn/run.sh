@@ -7,7 +7,7 @@
 #   --quick             plumbing check: bert-base only, few iterations, one placement
 #   --only SIDE         unmod | tidal | report (default: both sides, then the report)
 #   --compile-only      build, compile and census only (fills the caches; no timing)
-#   --build-only        build tidal-ptxas and libtidal-preload.so (below) and stop: no GPU,
+#   --build-only        build tidal-ptxas, libtidal-preload.so and libtidal.so (below) and stop: no GPU,
 #                       no PyTorch needed (make check runs it: the plain-gcc build stays sound)
 #   --models LIST       default bert-base,bert-large,resnet50
 #   --tidal-build DIR   take tidal-ptxas / libtidal-preload.so from DIR/bin, DIR/lib (e.g.
@@ -119,16 +119,18 @@ for s in unmod tidal; do
 done
 
 # --- the tidal pieces
-build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with plain gcc (as test/gpu/runtime/run.sh)
+# build_tidal DIR: tidal-ptxas, libtidal-preload.so and libtidal.so (bench/colocate's unmodified
+# processes load it for the C serving engine) with plain gcc (as test/gpu/runtime/run.sh)
+build_tidal() {
   local B=$1 CF f o
   local objs=() rto=()
-  if [[ -x $B/bin/tidal-ptxas && -f $B/lib/libtidal-preload.so ]] &&
+  if [[ -x $B/bin/tidal-ptxas && -f $B/lib/libtidal-preload.so && -f $B/lib/libtidal.so ]] &&
     [[ -z $(find passes driver runtime abi -newer "$B/lib/libtidal-preload.so" -name '*.[ch]' 2>/dev/null | head -1) ]] &&
     [[ -z $(find passes driver abi -newer "$B/bin/tidal-ptxas" -name '*.[ch]' 2>/dev/null | head -1) ]]; then
     say "tidal pieces in $B are up to date"
     return 0
   fi
-  say "building tidal-ptxas and libtidal-preload.so into $B"
+  say "building tidal-ptxas, libtidal-preload.so and libtidal.so into $B"
   mkdir -p "$B/obj" "$B/bin" "$B/lib"
   CF="-O2 -g -std=c17 -D_POSIX_C_SOURCE=200809L -DTIDAL_VERSION=\"$(scripts/version.sh)\" -Wall -Wextra -Ipasses -Iruntime -Iabi -I${CUDA_HOME:-/usr/local/cuda}/include"
   local pids=() p
@@ -156,7 +158,9 @@ build_tidal() {   # build_tidal DIR: tidal-ptxas and libtidal-preload.so with pl
   # shellcheck disable=SC2086
   gcc $CF -fPIC -fvisibility=hidden -shared -Wl,--no-undefined -o "$B/lib/libtidal-preload.so" runtime/preload.c \
     "${rto[@]}" -ldl -lpthread -lrt -lm || return 1
-  say "built $B/bin/tidal-ptxas, $B/lib/libtidal-preload.so"
+  # shellcheck disable=SC2086
+  gcc $CF -fPIC -shared -Wl,--no-undefined -o "$B/lib/libtidal.so" "${rto[@]}" -ldl -lpthread -lrt -lm || return 1
+  say "built $B/bin/tidal-ptxas, $B/lib/libtidal-preload.so, $B/lib/libtidal.so"
 }
 
 if ((build_only)); then

@@ -99,6 +99,42 @@ class ServiceConfig(ctypes.Structure):
                 ("demand_sms", ctypes.c_uint)]
 
 
+_SERVER_NOW_FN = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)
+_SERVER_SLEEP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint64)
+
+SERVER_WAITS = {"default": 0, "spin": 1, "yield": 2, "block": 3}
+
+
+class ServerConfig(ctypes.Structure):
+    """struct tidal_server_config (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("spin_us", ctypes.c_uint), ("tick_us", ctypes.c_uint), ("now_ns", _SERVER_NOW_FN),
+                ("sleep_ns", _SERVER_SLEEP_FN), ("ctx", ctypes.c_void_p)]
+
+
+class ServerInstance(ctypes.Structure):
+    """struct tidal_server_instance (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("stream", ctypes.c_void_p), ("graph", ctypes.c_void_p), ("graphs", ctypes.POINTER(ctypes.c_void_p))]
+
+
+class ServerService(ctypes.Structure):
+    """struct tidal_server_service (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("name", ctypes.c_char_p), ("cls", ctypes.c_int), ("policy_id", ctypes.c_int),
+                ("max_batch", ctypes.c_uint), ("wait", ctypes.c_int),
+                ("instances", ctypes.POINTER(ServerInstance)), ("ninstances", ctypes.c_uint)]
+
+
+class ServerRecord(ctypes.Structure):
+    """struct tidal_server_record (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("service", ctypes.c_int), ("instance", ctypes.c_uint), ("batch", ctypes.c_uint),
+                ("sms", ctypes.c_uint), ("request", _U64), ("arrival_ns", _U64), ("queued_ns", _U64),
+                ("start_ns", _U64), ("end_ns", _U64)]
+
+
+class ServerCounts(ctypes.Structure):
+    """struct tidal_server_counts (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("dispatched", _U64), ("requests", _U64), ("batches", _U64)]
+
+
 _vp = ctypes.c_void_p
 _P = ctypes.POINTER
 # name: (restype, argtypes), as declared in runtime/tidal.h
@@ -158,6 +194,18 @@ BIMODAL_PROTOTYPES = {
     "tidal_bimodal_destroy": (ctypes.c_int, [_vp]),
 }
 
+# runtime/tidal_server.h: optional too (tidal.serve's engine="c")
+SERVER_PROTOTYPES = {
+    "tidal_server_create": (ctypes.c_int, [_vp, _P(ServerConfig), _P(_vp)]),
+    "tidal_server_add_service": (ctypes.c_int, [_vp, _P(ServerService), _P(ctypes.c_int)]),
+    "tidal_server_arrivals": (ctypes.c_int, [_vp, ctypes.c_int, _P(ctypes.c_uint64), ctypes.c_size_t]),
+    "tidal_server_instantiate": (ctypes.c_int, [_vp, _vp, _P(_vp)]),
+    "tidal_server_run": (ctypes.c_int, [_vp, ctypes.c_uint64]),
+    "tidal_server_records": (ctypes.c_int, [_vp, _P(_P(ServerRecord)), _P(ctypes.c_size_t)]),
+    "tidal_server_counts_get": (ctypes.c_int, [_vp, ctypes.c_int, _P(ServerCounts)]),
+    "tidal_server_destroy": (ctypes.c_int, [_vp]),
+}
+
 _ERR_NAMES = {OK: "TIDAL_OK", ERR_INVALID: "TIDAL_ERR_INVALID", ERR_PARSE: "TIDAL_ERR_PARSE",
               ERR_NOT_INIT: "TIDAL_ERR_NOT_INIT", ERR_NO_DRIVER: "TIDAL_ERR_NO_DRIVER", ERR_CUDA: "TIDAL_ERR_CUDA",
               ERR_NO_MEMORY: "TIDAL_ERR_NO_MEMORY", ERR_EXISTS: "TIDAL_ERR_EXISTS",
@@ -189,7 +237,7 @@ class Lib:
         self.preloaded = preloaded
         self.missing = []
         for name, (res, args) in (list(PROTOTYPES.items()) + list(POLICY_PROTOTYPES.items()) +
-                                  list(BIMODAL_PROTOTYPES.items())):
+                                  list(BIMODAL_PROTOTYPES.items()) + list(SERVER_PROTOTYPES.items())):
             try:
                 f = dll[name]
             except AttributeError:

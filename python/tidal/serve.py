@@ -22,14 +22,38 @@ closed-loop: batches of max_batch, one after the other. Every request gets a rec
 Arrivals: poisson(rate, seconds, seed) and bursty(rate, seconds, seed, ...) — an on/off
 pattern (short bursts at several times the mean rate between quiet spells, as invocation
 traces of serverless functions show), generated here, nothing downloaded.
+
+Two engines run the same loop. engine="python" (the default) is the above, with threads of
+this interpreter and callables. engine="c" is libtidal's tidal_server (runtime/tidal_server.h:
+C threads, no Python on a request's path): an instance is a CUDA graph and its stream, given
+as graphs= and streams= instead of run:
+
+    srv = tidal.serve.Server(pol, engine="c")
+    srv.service("bert", "ls", graphs=[g0, g1], streams=[s0, s1], partition=p_ls, slo_us=2000)
+
+graphs: per instance a torch.cuda.CUDAGraph (its raw_cuda_graph_exec(), PyTorch >= 2.8; else
+one captured with keep_graph=True, whose raw_cuda_graph() libtidal instantiates), a raw
+CUgraphExec (int), or {batch: graph} / [graph for batch 1, 2, ...] with the graph of each
+batch size (a missing size runs on the next larger one); streams: torch.cuda.Stream or raw
+CUstream ints. A service may give both run and graphs/streams: each engine takes its own,
+so a caller switches engines with the one flag. engine="c" replays the graph with
+cuGraphLaunch and nothing else (torch's replay() also refills its RNG seed and offset, which
+only graphs that draw random numbers need); its records are in seconds of
+time.monotonic() too, its waits per service (wait="spin" | "yield" | "block"; default spin
+for LS, yield for BE). Without a policy it still needs libtidal (the preloaded one, else
+libtidal.so as tidal.locate finds it), initialized without tidald: nothing is interposed
+there, it only runs the loop. Server.counts has each service's dispatched/requests/batches
+after a run of the C engine.
 """
 import collections
+import ctypes
 import math
 import random
 import threading
 import time
 
 from ._errors import TidalError
+from . import _lib
 
 __all__ = ["Server", "poisson", "bursty", "Record", "summarize"]
 
@@ -140,30 +164,201 @@ class _NoPolicy:
         return []
 
 
+def _graph_exec(g, instantiate, what):
+    """The CUgraphExec (int) of a graph as service(graphs=...) takes it; instantiate(CUgraph)
+    makes one in C (owned by the server)."""
+    if isinstance(g, int) and not isinstance(g, bool):
+        if g <= 0:
+            raise TidalError("%s: CUgraphExec %r: want a non-zero handle" % (what, g))
+        return g
+    f = getattr(g, "raw_cuda_graph_exec", None)
+    if f is not None:
+        try:
+            h = f()
+        except Exception as e:   # captured with keep_graph=True and not instantiated yet
+            inst = getattr(g, "instantiate", None)
+            if inst is None:
+                raise TidalError("%s: raw_cuda_graph_exec() failed (%s: %s)" % (what, type(e).__name__, e)) from None
+            try:
+                inst()
+                h = f()
+            except Exception as e2:
+                raise TidalError("%s: raw_cuda_graph_exec() failed after instantiate() (%s: %s)"
+                                 % (what, type(e2).__name__, e2)) from None
+        if h:
+            return int(h)
+    raw = getattr(g, "raw_cuda_graph", None)
+    if raw is not None:
+        try:
+            graph = raw()
+        except Exception as e:
+            raise TidalError("%s: this PyTorch's CUDAGraph has no raw_cuda_graph_exec() (PyTorch >= 2.8), and "
+                             "raw_cuda_graph() failed (%s: %s): capture the graph with "
+                             "torch.cuda.CUDAGraph(keep_graph=True) so that libtidal can instantiate it"
+                             % (what, type(e).__name__, e)) from None
+        if not graph:
+            raise TidalError("%s: raw_cuda_graph() gave no graph: capture it with keep_graph=True" % what)
+        return instantiate(int(graph))
+    raise TidalError("%s: %r is not a graph engine='c' can launch: want a torch.cuda.CUDAGraph (PyTorch >= 2.8: "
+                     "raw_cuda_graph_exec(); older: captured with keep_graph=True, raw_cuda_graph()) or a "
+                     "CUgraphExec (int)" % (what, g))
+
+
+def _stream_handle(s, what):
+    h = s if isinstance(s, int) and not isinstance(s, bool) else getattr(s, "cuda_stream", None)
+    if not isinstance(h, int) or isinstance(h, bool) or h < 0:
+        raise TidalError("%s: %r: want a torch.cuda.Stream or a CUstream (int)" % (what, s))
+    return h
+
+
+class _CEngine:
+    """libtidal's tidal_server under a Server(engine="c")."""
+
+    def __init__(self, policy):
+        if policy is not None:
+            lib = policy._lib
+        else:
+            from .policy import _any_lib
+            lib = _any_lib()
+        # the driver table and the context; a libtidal that is not the preload one (an
+        # unmodified process) does not join tidald
+        lib.check(lib.tidal_init(0 if lib.preloaded else 1), "tidal_init")
+        h = ctypes.c_void_p()
+        lib.check(lib.tidal_server_create(policy._handle() if policy is not None else None, None, ctypes.byref(h)),
+                  "tidal_server_create")
+        self.lib, self.h, self.keep, self.ids = lib, h, [], {}
+
+    def instantiate(self, graph):
+        e = ctypes.c_void_p()
+        self.lib.check(self.lib.tidal_server_instantiate(self.h, ctypes.c_void_p(graph), ctypes.byref(e)),
+                       "tidal_server_instantiate")
+        return e.value
+
+    def add(self, name, cls, sid, max_batch, wait, graphs, streams):
+        what = "Server.service(%s)" % name
+        if graphs is None or streams is None:
+            raise TidalError("%s: engine='c' runs CUDA graphs: give graphs= and streams= (an instance each)" % what)
+        graphs = list(graphs) if isinstance(graphs, (list, tuple)) else [graphs]
+        streams = list(streams) if isinstance(streams, (list, tuple)) else [streams]
+        if not graphs or len(graphs) != len(streams):
+            raise TidalError("%s: %d graphs and %d streams: want one of each per instance" % (what, len(graphs),
+                                                                                          len(streams)))
+        if wait not in _lib.SERVER_WAITS:
+            raise TidalError("%s: wait %r: want one of %s" % (what, wait, ", ".join(_lib.SERVER_WAITS)))
+        inst = (_lib.ServerInstance * len(graphs))()
+        for k, (g, st) in enumerate(zip(graphs, streams)):
+            w = "%s instance %d" % (what, k)
+            inst[k].stream = _stream_handle(st, w + ": stream")
+            if isinstance(g, dict) or (isinstance(g, (list, tuple)) and max_batch > 1):
+                by = dict(g) if isinstance(g, dict) else {b + 1: x for b, x in enumerate(g)}
+                bad = [b for b in by if not isinstance(b, int) or not 1 <= b <= max_batch]
+                if bad:
+                    raise TidalError("%s: graphs for batch sizes %s: want 1..max_batch (%d)" % (w, bad, max_batch))
+                table = (ctypes.c_void_p * max_batch)()
+                for b, x in by.items():
+                    table[b - 1] = _graph_exec(x, self.instantiate, "%s, batch %d" % (w, b))
+                inst[k].graphs = ctypes.cast(table, ctypes.POINTER(ctypes.c_void_p))
+                self.keep.append(table)
+            else:
+                inst[k].graph = _graph_exec(g, self.instantiate, w)
+        sv = _lib.ServerService(name.encode(), 1 if cls == "ls" else 2, sid, int(max_batch), _lib.SERVER_WAITS[wait],
+                                ctypes.cast(inst, ctypes.POINTER(_lib.ServerInstance)), len(graphs))
+        i = ctypes.c_int()
+        self.lib.check(self.lib.tidal_server_add_service(self.h, ctypes.byref(sv), ctypes.byref(i)),
+                       "tidal_server_add_service(%s)" % name)
+        self.keep += [graphs, streams]   # the exec handles belong to these graphs
+        self.ids[name] = i.value
+        return i.value
+
+    def run(self, services, arrivals, seconds):
+        for name, s in services.items():
+            if s.cls != "ls":
+                continue
+            ts = sorted(arrivals.get(name, []))
+            arr = (ctypes.c_uint64 * max(len(ts), 1))(*[max(0, int(round(t * 1e9))) for t in ts])
+            self.lib.check(self.lib.tidal_server_arrivals(self.h, self.ids[name], arr, len(ts)),
+                           "tidal_server_arrivals(%s)" % name)
+        st = self.lib.tidal_server_run(self.h, int(round(seconds * 1e9)))
+        if st != _lib.OK:
+            raise self.lib.error(st, "tidal_server_run")
+        recs, n = ctypes.POINTER(_lib.ServerRecord)(), ctypes.c_size_t()
+        self.lib.check(self.lib.tidal_server_records(self.h, ctypes.byref(recs), ctypes.byref(n)),
+                       "tidal_server_records")
+        names = {i: name for name, i in self.ids.items()}
+        out = {name: [] for name in services}
+        for k in range(n.value):
+            r = recs[k]
+            name = names[r.service]
+            out[name].append(Record(name, r.arrival_ns / 1e9, r.start_ns / 1e9, r.end_ns / 1e9, r.batch, r.sms))
+        counts = {}
+        for name, i in self.ids.items():
+            c = _lib.ServerCounts()
+            self.lib.check(self.lib.tidal_server_counts_get(self.h, i, ctypes.byref(c)), "tidal_server_counts_get")
+            counts[name] = {"dispatched": c.dispatched, "requests": c.requests, "batches": c.batches}
+        return out, counts
+
+    def close(self):
+        if self.h is not None:
+            self.lib.check(self.lib.tidal_server_destroy(self.h), "tidal_server_destroy")
+            self.h = None
+
+
 class Server:
     """Services over one tidal.policy.Policy, or none (None: the baselines; see the
-    module's docstring)."""
+    module's docstring). engine: "python" (callables) or "c" (CUDA graphs, libtidal's
+    tidal_server)."""
 
-    def __init__(self, policy, clock=time.monotonic):
+    def __init__(self, policy, clock=time.monotonic, engine="python"):
+        if engine not in ("python", "c"):
+            raise TidalError("Server: engine %r: want 'python' or 'c'" % (engine,))
+        if engine == "c" and clock is not time.monotonic:
+            raise TidalError("Server: engine='c' times requests with CLOCK_MONOTONIC (time.monotonic): no clock=")
         self.policy, self.clock = policy if policy is not None else _NoPolicy(), clock
+        self.engine = engine
         self.services = {}
+        self.counts = {}
         self._stop = threading.Event()
+        self._c = _CEngine(policy) if engine == "c" else None
 
-    def service(self, name, cls, run, partition=None, slo_us=0.0, profile=None, max_batch=1,
-                max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0):
+    def service(self, name, cls, run=None, partition=None, slo_us=0.0, profile=None, max_batch=1,
+                max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0, graphs=None, streams=None, wait="default"):
         if name in self.services:
             raise TidalError("Server.service: %s exists" % name)
         if cls not in ("ls", "be"):
             raise TidalError("Server.service(%s): class %r: want 'ls' or 'be'" % (name, cls))
-        runs = list(run) if isinstance(run, (list, tuple)) else [run]
-        if not runs or not all(callable(r) for r in runs):
-            raise TidalError("Server.service(%s): run: want a callable or a non-empty list of callables" % name)
+        runs = []
+        if self.engine == "python":
+            runs = list(run) if isinstance(run, (list, tuple)) else [run]
+            if not runs or not all(callable(r) for r in runs):
+                raise TidalError("Server.service(%s): run: want a callable or a non-empty list of callables" % name)
+        elif not isinstance(max_batch, int) or max_batch < 1:
+            raise TidalError("Server.service(%s): max_batch %r: want an int >= 1" % (name, max_batch))
         sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
                               max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us,
                               demand_sms=demand_sms)
+        if self._c is not None:
+            self._c.add(name, cls, sid, max_batch, wait, graphs, streams)
         s = _Service(self, name, cls, runs, sid, max_batch, slo_us)
         self.services[name] = s
         return s
+
+    def close(self):
+        """Frees the C engine's server (and the graphs it instantiated); the Python engine
+        holds nothing."""
+        if self._c is not None:
+            self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
     # -- workers
     def _run_batch(self, s, run_fn, batch):
@@ -220,6 +415,16 @@ class Server:
         unknown = sorted(set(arrivals) - set(self.services))
         if unknown:
             raise TidalError("Server.run: no services %s" % unknown)
+        if self._c is not None:
+            if (tick_s, spin_us) != (0.001, 100):
+                raise TidalError("Server.run: engine='c' ticks every 1 ms and spins 100 us (tidal_server's "
+                                 "defaults); tick_s and spin_us are the Python engine's")
+            if self._c.h is None:
+                raise TidalError("Server.run: used after close()")
+            records, self.counts = self._c.run(self.services, arrivals, seconds)
+            for name, recs in records.items():
+                self.services[name].records = recs
+            return records
         self._stop.clear()
         _fine_timer_slack()
         threads = []

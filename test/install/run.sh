@@ -127,7 +127,7 @@ TOOLS=(tidal-opt tidal-nvcc tidal-ptxas tidal-objdump tidald tidalctl tidal-run)
 check install "$CMAKE" --install "$BUILD" --prefix "$INST"
 check tools_installed each_executable "$INST/${dir[bin]}" "${TOOLS[@]}"
 check libraries_installed each_exists "$INST/${dir[lib]}" libtidal.a libtidal.so libtidal-preload.so libtidal_cudart.a
-check headers_installed each_exists "$INST/${dir[include]}" tidal.h tidal_policy.h tidal_api_begin.h tidal_api_end.h tidal_abi.h tidal_l2.h
+check headers_installed each_exists "$INST/${dir[include]}" tidal.h tidal_policy.h tidal_server.h tidal_api_begin.h tidal_api_end.h tidal_abi.h tidal_l2.h
 check pkgconfig_installed each_exists "$INST/${dir[lib]}/pkgconfig" tidal.pc tidal-cudart.pc
 check cmake_package_installed each_exists "$INST/${dir[lib]}/cmake/tidal" tidalConfig.cmake tidalConfigVersion.cmake tidalTargets.cmake
 check cmake_module_installed each_exists "$INST/${dir[data]}/tidal/cmake" TidalRuntime.cmake

@@ -1198,5 +1198,186 @@ class TestPolicyModels(unittest.TestCase):
         self.assertEqual(d["kept"], "no such partition")
 
 
+@unittest.skipUnless(os.environ.get("TIDAL_TEST_BUILD"), "TIDAL_TEST_BUILD (the build tree, ctest sets it) not set")
+class TestServeC(unittest.TestCase):
+    """tidal.serve's engine="c": the real libtidal.so's tidal_server over fake_cuda.c (a graph
+    exec handle below 0x100000 runs that many us; a larger one fails its launch)."""
+
+    GRAPHS = """
+        class NewGraph:              # PyTorch >= 2.8
+            def __init__(self, h):
+                self.h = h
+            def raw_cuda_graph_exec(self):
+                return self.h
+        class KeepGraph:             # older: keep_graph=True, no raw_cuda_graph_exec
+            def __init__(self, h):
+                self.h = h
+            def raw_cuda_graph(self):
+                return self.h
+        class LazyGraph(NewGraph):   # keep_graph=True, not instantiated yet
+            instantiated = 0
+            def raw_cuda_graph_exec(self):
+                if not self.instantiated:
+                    raise RuntimeError("instantiate() first")
+                return self.h
+            def instantiate(self):
+                self.instantiated += 1
+        class OldGraph:              # older, captured without keep_graph
+            def raw_cuda_graph(self):
+                raise RuntimeError("keep_graph=False")
+        class Stream:
+            def __init__(self, h):
+                self.cuda_stream = h
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        cls.fake_cuda = os.path.join(TMP, "fake_cuda.so")
+        subprocess.run([cc, "-shared", "-fPIC", "-O1", os.path.join(HERE, "fake_cuda.c"), "-o", cls.fake_cuda],
+                       check=True)
+
+    def run_c(self, code):
+        lib = os.path.join(os.environ["TIDAL_TEST_BUILD"], "lib", "libtidal.so")
+        return run_py(textwrap.dedent(self.GRAPHS) + textwrap.dedent(code), preload=False, stubs=False,
+                      env={"TIDAL_LIB": lib, "TIDAL_LIBCUDA": self.fake_cuda})
+
+    def test_serve_without_policy(self):
+        d = self.run_c("""
+            import json, time
+            from tidal import serve
+            srv = serve.Server(None, engine="c")
+            srv.service("ls", "ls", graphs=[NewGraph(1000), KeepGraph(1000)], streams=[Stream(1), Stream(2)],
+                        slo_us=5000)
+            srv.service("be", "be", graphs=[2000], streams=[3], max_batch=2)
+            arr = serve.poisson(300, 0.5, seed=5)
+            t0 = time.monotonic()
+            rec = srv.run({"ls": arr}, seconds=0.5)
+            t1 = time.monotonic()
+            ls, be = rec["ls"], rec["be"]
+            print(json.dumps({"arrivals": len(arr), "ls": len(ls), "be": len(be),
+                              "type": type(ls[0]).__name__, "fields": list(ls[0]._fields),
+                              "be_batches": sorted({r.batch for r in be}), "sms": sorted({r.sms for r in ls + be}),
+                              "in_time": all(t0 <= r.arrival <= r.start <= r.end <= t1 for r in ls),
+                              "arrival_err_us": max(abs(r.arrival - (ls[0].arrival - arr[0]) - a) * 1e6
+                                                    for r, a in zip(sorted(ls, key=lambda r: r.arrival), arr)),
+                              "min_run_us": min((r.end - r.start) * 1e6 for r in ls),
+                              "counts": srv.counts}))
+            srv.close()
+        """)
+        self.assertEqual(d["ls"], d["arrivals"])            # every request served, once
+        self.assertGreater(d["be"], 0)
+        self.assertEqual(d["type"], "Record")
+        self.assertEqual(d["fields"], ["service", "arrival", "start", "end", "batch", "sms"])
+        self.assertEqual(d["be_batches"], [2])
+        self.assertEqual(d["sms"], [0])
+        self.assertTrue(d["in_time"])                      # seconds of time.monotonic()
+        self.assertLess(d["arrival_err_us"], 1)            # the schedule, to the ns
+        self.assertGreaterEqual(d["min_run_us"], 1000)     # the fake graph's 1 ms
+        self.assertEqual(d["counts"]["ls"]["requests"], d["arrivals"])
+        self.assertEqual(d["counts"]["be"]["requests"], d["be"])
+        self.assertEqual(d["counts"]["be"]["batches"] * 2, d["be"])
+
+    def test_serve_with_sgdrc(self):
+        d = self.run_c("""
+            import json
+            from tidal import policy, serve
+            moves = []
+            pol = policy.Policy("sgdrc", sms=132, apply=lambda sid, sms: moves.append((sid, len(sms))))
+            srv = serve.Server(pol, engine="c")
+            srv.service("ls", "ls", lambda ids: None, graphs=[LazyGraph(500)], streams=[Stream(1)], slo_us=20000,
+                        profile=policy.Scaling(4000, 100), wait="yield")
+            srv.service("be", "be", graphs=[{1: 1500}], streams=[Stream(2)], wait="block")
+            arr = serve.poisson(200, 0.5, seed=3)
+            rec = srv.run({"ls": arr}, seconds=0.5)
+            st = pol.state()
+            print(json.dumps({"arrivals": len(arr), "ls": len(rec["ls"]), "be": len(rec["be"]),
+                              "ls_sms": sorted({r.sms for r in rec["ls"]}), "moves": moves[:2],
+                              "shrinks": sum(1 for m in moves if m == (1, 22)),
+                              "inflight": [x["inflight"] for x in st["services"]],
+                              "requests": [x["requests"] for x in st["services"]]}))
+        """)
+        self.assertEqual(d["ls"], d["arrivals"])
+        self.assertGreater(d["be"], 0)
+        self.assertEqual(d["ls_sms"], [110])                 # the profile's knee, reserved at begin
+        self.assertEqual(d["moves"], [[0, 110], [1, 132]])
+        self.assertGreater(d["shrinks"], 0)                  # BE loses LS's SMs while LS runs
+        self.assertEqual(d["inflight"], [0, 0])              # every begin ended
+        self.assertEqual(d["requests"][0], d["ls"])          # batches of 1: a begin each
+
+    def test_graph_forms_and_errors(self):
+        d = self.run_c("""
+            import json
+            from tidal import serve, TidalError
+            out = {}
+            def err(f):
+                try:
+                    f()
+                    return "no error"
+                except TidalError as e:
+                    return str(e)
+            srv = serve.Server(None, engine="c")
+            # a graph per batch size: 1 and 4 (2 and 3 run on 4's)
+            srv.service("ls", "ls", graphs=[{1: NewGraph(100), 4: KeepGraph(300)}], streams=[Stream(1)], max_batch=4)
+            out["old"] = err(lambda: srv.service("a", "ls", graphs=[OldGraph()], streams=[Stream(1)]))
+            out["not_graph"] = err(lambda: srv.service("b", "ls", graphs=[object()], streams=[Stream(1)]))
+            out["callables"] = err(lambda: srv.service("c", "ls", lambda ids: None))
+            out["mismatch"] = err(lambda: srv.service("d", "ls", graphs=[100, 100], streams=[1]))
+            out["no_max"] = err(lambda: srv.service("e", "ls", graphs=[{1: 100}], streams=[1], max_batch=2))
+            out["wait"] = err(lambda: srv.service("f", "ls", graphs=[100], streams=[1], wait="nap"))
+            out["tick"] = err(lambda: srv.run({"ls": [0.001]}, seconds=0.01, tick_s=0.01))
+            out["engine"] = err(lambda: serve.Server(None, engine="rust"))
+            rec = srv.run({"ls": [0.001 * i for i in range(1, 20)]}, seconds=0.05)
+            out["served"] = len(rec["ls"])
+            bad = serve.Server(None, engine="c")
+            bad.service("ls", "ls", graphs=[0x200000], streams=[Stream(7)])
+            bad.service("be", "be", graphs=[100], streams=[Stream(8)])
+            out["launch"] = err(lambda: bad.run({"ls": [0.001, 0.002]}, seconds=0.05))
+            srv.close()
+            out["closed"] = err(lambda: srv.run({"ls": [0.001]}, seconds=0.01))
+            print(json.dumps(out))
+        """)
+        self.assertEqual(d["served"], 19)
+        self.assertIn("keep_graph=True", d["old"])
+        self.assertIn("not a graph engine='c' can launch", d["not_graph"])
+        self.assertIn("give graphs= and streams=", d["callables"])
+        self.assertIn("2 graphs and 1 streams", d["mismatch"])
+        self.assertIn("no graph for a batch of 2", d["no_max"])
+        self.assertIn("wait 'nap'", d["wait"])
+        self.assertIn("tick_s and spin_us are the Python engine's", d["tick"])
+        self.assertIn("engine 'rust'", d["engine"])
+        self.assertIn("tidal_server_run: cuGraphLaunch (service ls, instance 0): CUDA_ERROR_INVALID_VALUE", d["launch"])
+        self.assertIn("used after close()", d["closed"])
+
+
+class TestServerHeader(unittest.TestCase):
+    """python/tidal/_lib.py against runtime/tidal_server.h: functions, struct layouts, waits."""
+
+    def test_layouts(self):
+        import re
+        sys.path.insert(0, PYDIR)
+        from tidal import _lib as L
+        with open(os.path.join(ROOT, "runtime", "tidal_server.h")) as f:
+            h = f.read()
+        for name in L.SERVER_PROTOTYPES:
+            self.assertRegex(h, r"\b%s\s*\(" % name, "%s is not in tidal_server.h" % name)
+        for tag, cls in (("tidal_server_config", L.ServerConfig), ("tidal_server_instance", L.ServerInstance),
+                         ("tidal_server_service", L.ServerService), ("tidal_server_record", L.ServerRecord),
+                         ("tidal_server_counts", L.ServerCounts)):
+            body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (tag, tag), h, re.S).group(1)
+            body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+            names = []
+            for decl in body.split(";"):
+                decl = decl.strip()
+                if decl:
+                    m = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
+                    names.append(m.group(1) if m else re.findall(r"\w+", decl)[-1])
+            self.assertEqual(names, [f[0] for f in cls._fields_], tag)
+        for name, val in L.SERVER_WAITS.items():
+            m = re.search(r"\bTIDAL_SERVER_WAIT_%s\s*=\s*(\d+)" % name.upper(), h)
+            self.assertIsNotNone(m, name)
+            self.assertEqual(int(m.group(1)), val, name)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -42,9 +42,16 @@
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
+//   rt_app serve               tidal_server.h: graphs of a ~50 us kernel captured on partition
+//                              streams serve 200 Poisson arrivals at 30% load (every one
+//                              completed, no faster than the kernel, p50 wait under 50 us,
+//                              every block on the partition's SMs: libtidal's cuGraphLaunch
+//                              places as the graph was captured), then next to a BE service
+//                              in a closed loop on the other SMs
 // Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,6 +70,7 @@
 #include "tidal_abi.h"
 #include "tidal_l2.h"
 #include "tidal_policy.h"
+#include "tidal_server.h"
 
 static int failures = 0;
 #define CK(x)                                                                                  \
@@ -113,6 +121,14 @@ struct Api {
     int (*bimodal_set)(tidal_bimodal *, unsigned);
     int (*bimodal_desc_addr)(const tidal_bimodal *, uint64_t *);
     int (*bimodal_destroy)(tidal_bimodal *);
+    int (*server_create)(tidal_policy *, const tidal_server_config *, tidal_server **);
+    int (*server_add_service)(tidal_server *, const tidal_server_service *, int *);
+    int (*server_arrivals)(tidal_server *, int, const uint64_t *, size_t);
+    int (*server_instantiate)(tidal_server *, void *, void **);
+    int (*server_run)(tidal_server *, uint64_t);
+    int (*server_records)(tidal_server *, const tidal_server_record **, size_t *);
+    int (*server_counts_get)(tidal_server *, int, tidal_server_counts *);
+    int (*server_destroy)(tidal_server *);
 } api;
 
 static void load_api()
@@ -124,6 +140,8 @@ static void load_api()
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
     GET(policy_share); GET(policy_destroy); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
     GET(bimodal_create); GET(bimodal_write); GET(bimodal_set); GET(bimodal_desc_addr); GET(bimodal_destroy);
+    GET(server_create); GET(server_add_service); GET(server_arrivals); GET(server_instantiate); GET(server_run);
+    GET(server_records); GET(server_counts_get); GET(server_destroy);
 #undef GET
     if (!api.partition_create || !api.stream_bind) {
         printf("FAIL setup: the tidal API is not in this process (not linked, not preloaded)\n");
@@ -1627,6 +1645,168 @@ static void mode_cluster()
     CK(cudaStreamDestroy(s));
 }
 
+// ---------------------------------------------------------------- the serving engine
+// One block: thread 0 notes its SM, then spins ns on %globaltimer (a request of ~50 us).
+extern "C" __global__ void serve_sleep(unsigned long long ns, unsigned *smids, unsigned *count, unsigned cap)
+{
+    if (threadIdx.x == 0) {
+        unsigned sm;
+        unsigned long long t0, t;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+        smids[atomicAdd(count, 1u) % cap] = sm;
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        } while (t - t0 < ns);
+    }
+}
+
+// A captured request: the graph of one serve_sleep launch on stream s, and where its blocks ran.
+struct ServeGraph {
+    static const unsigned cap = 1 << 16;
+    unsigned *smids, *count;
+    cudaGraph_t g;
+    explicit ServeGraph(cudaStream_t s, unsigned long long ns)
+    {
+        CK(cudaMalloc(&smids, cap * 4));
+        CK(cudaMalloc(&count, 4));
+        for (int i = 0; i < 3; i++) serve_sleep<<<1, 32, 0, s>>>(ns, smids, count, cap);   // measured first
+        CK(cudaStreamSynchronize(s));
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        serve_sleep<<<1, 32, 0, s>>>(ns, smids, count, cap);
+        CK(cudaStreamEndCapture(s, &g));
+        CK(cudaMemset(count, 0, 4));
+        CK(cudaDeviceSynchronize());
+    }
+    // blocks run since the capture, and how many of them ran outside m
+    unsigned ran(const tidal_smset &m, unsigned *outside)
+    {
+        unsigned n;
+        CK(cudaMemcpy(&n, count, 4, cudaMemcpyDeviceToHost));
+        std::vector<unsigned> v(std::min(n, cap));
+        CK(cudaMemcpy(v.data(), smids, v.size() * 4, cudaMemcpyDeviceToHost));
+        *outside = 0;
+        for (unsigned sm : v) *outside += !(sm < 256 && ((m.bits[sm / 64] >> (sm % 64)) & 1));
+        return n;
+    }
+};
+
+static double pct(std::vector<double> v, double q)
+{
+    if (v.empty()) return -1;
+    std::sort(v.begin(), v.end());
+    size_t k = (size_t)(q / 100.0 * v.size());
+    return v[std::min(k, v.size() - 1)];
+}
+
+static void mode_serve()
+{
+    if (!api.server_create) {
+        printf("FAIL serve: tidal_server_create is not in this process\n");
+        failures++;
+        return;
+    }
+    const int N = nsm();
+    const std::string ls_set = "0-" + std::to_string(N / 2 - 1), be_set = std::to_string(N / 2) + "-" + std::to_string(N - 1);
+    const unsigned long long kernel_ns = 50000;
+    tidal_part *pl, *pb;
+    TCK(api.partition_create("srv-ls", ls_set.c_str(), &pl));
+    TCK(api.partition_create("srv-be", be_set.c_str(), &pb));
+    void *s0, *s1, *sb;
+    TCK(api.partition_stream(pl, 0, &s0));
+    TCK(api.partition_stream(pl, 0, &s1));
+    TCK(api.partition_stream(pb, 0, &sb));
+    // two LS instances, each its own capture (one capture's clones share a slot: docs/design.md)
+    ServeGraph g0((cudaStream_t)s0, kernel_ns), g1((cudaStream_t)s1, kernel_ns), gb((cudaStream_t)sb, kernel_ns);
+    tidal_server *srv;
+    TCK(api.server_create(nullptr, nullptr, &srv));
+    cudaGraphExec_t e0;
+    CK(cudaGraphInstantiate(&e0, g0.g, 0));
+    void *e1, *eb;   // instantiated by libtidal (PyTorch without raw_cuda_graph_exec: keep_graph=True)
+    TCK(api.server_instantiate(srv, g1.g, &e1));
+    TCK(api.server_instantiate(srv, gb.g, &eb));
+    // the service time alone: back-to-back replays
+    double t0 = now_us();
+    const int solo = 50;
+    for (int i = 0; i < solo; i++) {
+        CK(cudaGraphLaunch(e0, (cudaStream_t)s0));
+        CK(cudaStreamSynchronize((cudaStream_t)s0));
+    }
+    const double service_us = (now_us() - t0) / solo;
+    tidal_server_instance li[2] = {{s0, (void *)e0, nullptr}, {s1, e1, nullptr}};
+    tidal_server_service ls;
+    memset(&ls, 0, sizeof ls);
+    ls.name = "ls", ls.cls = TIDAL_SERVICE_LS, ls.instances = li, ls.ninstances = 2;
+    int il;
+    TCK(api.server_add_service(srv, &ls, &il));
+    // 200 Poisson arrivals at 30% of one instance's capacity
+    const int n = 200;
+    std::vector<uint64_t> arr(n);
+    srand48(12);
+    double t = 1000.0;   // us
+    for (int i = 0; i < n; i++) {
+        t += -log(1.0 - drand48()) * service_us / 0.3;
+        arr[i] = (uint64_t)(t * 1000.0);
+    }
+    TCK(api.server_arrivals(srv, il, arr.data(), n));
+    const uint64_t duration = arr[n - 1] + 1000000;
+    tidal_smset ml = clip(parse(ls_set.c_str()), N), mb = clip(parse(be_set.c_str()), N);
+    for (int phase = 0; phase < 2; phase++) {
+        const char *tag = phase ? "serve.with-be" : "serve.alone";
+        int ib = -1;
+        if (phase == 1) {
+            tidal_server_instance bi = {sb, eb, nullptr};
+            tidal_server_service be;
+            memset(&be, 0, sizeof be);
+            be.name = "be", be.cls = TIDAL_SERVICE_BE, be.instances = &bi, be.ninstances = 1;
+            TCK(api.server_add_service(srv, &be, &ib));
+        }
+        unsigned out0, out1;
+        unsigned before = g0.ran(ml, &out0) + g1.ran(ml, &out1);
+        int rc = api.server_run(srv, duration);
+        result((std::string(tag) + ".run").c_str(), rc == 0, rc ? api.last_error() : "");
+        if (rc) return;
+        const tidal_server_record *r;
+        size_t nr;
+        TCK(api.server_records(srv, &r, &nr));
+        tidal_server_counts c;
+        TCK(api.server_counts_get(srv, il, &c));
+        std::vector<double> wait, late, run;
+        double min_run = 1e18;
+        size_t nls = 0;
+        for (size_t i = 0; i < nr; i++) {
+            if (r[i].service != il) continue;
+            nls++;
+            wait.push_back((r[i].start_ns - r[i].arrival_ns) / 1e3);
+            late.push_back((r[i].queued_ns - r[i].arrival_ns) / 1e3);
+            run.push_back((r[i].end_ns - r[i].start_ns) / 1e3);
+            min_run = std::min(min_run, (r[i].end_ns - r[i].start_ns) / 1e3);
+        }
+        char why[512];
+        snprintf(why, sizeof why, "%zu of %d requests recorded, %llu completed", nls, n, (unsigned long long)c.requests);
+        result((std::string(tag) + ".completed").c_str(), nls == (size_t)n && c.requests == (uint64_t)n, why);
+        snprintf(why, sizeof why, "shortest request %.1f us, kernel %.1f us (solo replay %.1f us)", min_run,
+                 kernel_ns / 1e3, service_us);
+        result((std::string(tag) + ".latency").c_str(), min_run >= kernel_ns / 1e3, why);
+        snprintf(why, sizeof why, "wait (arrival to launch) p50 %.1f p99 %.1f us; queued late p50 %.1f p99 %.1f us; "
+                 "run p50 %.1f p99 %.1f us", pct(wait, 50), pct(wait, 99), pct(late, 50), pct(late, 99),
+                 pct(run, 50), pct(run, 99));
+        result((std::string(tag) + ".wait-p50").c_str(), pct(wait, 50) < 50, why);
+        unsigned after = g0.ran(ml, &out0) + g1.ran(ml, &out1);
+        snprintf(why, sizeof why, "%u LS blocks ran, %u outside %s", after - before, out0 + out1, ls_set.c_str());
+        result((std::string(tag) + ".placed").c_str(), after - before == (unsigned)n && out0 + out1 == 0, why);
+        if (phase == 1) {
+            TCK(api.server_counts_get(srv, ib, &c));
+            unsigned outb, nb = gb.ran(mb, &outb);
+            snprintf(why, sizeof why, "BE %llu batches (%.0f/s), %u blocks, %u outside %s",
+                     (unsigned long long)c.batches, c.batches / (duration / 1e9), nb, outb, be_set.c_str());
+            result("serve.with-be.be", c.batches > 0 && nb == c.batches && outb == 0, why);
+        }
+    }
+    TCK(api.server_destroy(srv));
+    CK(cudaGraphExecDestroy(e0));
+}
+
 static void mode_policy()
 {
     if (!api.policy_create) {
@@ -1641,7 +1821,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | bimodal | cluster\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | bimodal | cluster | serve\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1664,6 +1844,7 @@ int main(int argc, char **argv)
     else if (m == "l2mem") mode_l2mem();
     else if (m == "bimodal") mode_bimodal();
     else if (m == "cluster") mode_cluster();
+    else if (m == "serve") mode_serve();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);
     else { fprintf(stderr, "rt_app: unknown mode %s\n", argv[1]); return 2; }
     return failures ? 1 : 0;

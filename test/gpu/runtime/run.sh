@@ -113,6 +113,7 @@ TIDAL_POLICY_TRACE=$OUTDIR/policy-trace.jsonl run_prog linked.policy "$B/rt_app_
 run_prog linked.l2side "$B/rt_app_linked" l2side
 run_prog linked.l2mem "$B/rt_app_linked" l2mem
 run_prog linked.bimodal "$B/rt_app_linked" bimodal
+run_prog linked.serve "$B/rt_app_linked" serve
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
 TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD=$PRE run_prog preload.env "$B/rt_app_plain" env 50000
@@ -125,6 +126,7 @@ LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 LD_PRELOAD=$PRE run_prog preload.l2side "$B/rt_app_plain" l2side
 LD_PRELOAD=$PRE run_prog preload.l2mem "$B/rt_app_plain" l2mem
 LD_PRELOAD=$PRE run_prog preload.bimodal "$B/rt_app_plain" bimodal
+LD_PRELOAD=$PRE run_prog preload.serve "$B/rt_app_plain" serve
 run_prog linked.cluster "$B/rt_app_linked" cluster
 LD_PRELOAD=$PRE run_prog preload.cluster "$B/rt_app_plain" cluster
 # under the preload the refused cluster launch comes through libtidal, which says why
@@ -321,6 +323,7 @@ if [[ -n $CS ]]; then
   TIDAL_PARTITION=t:0-65 sanitize linked.env "$B/rt_app_linked" env 2000
   sanitize linked.graph "$B/rt_app_linked" graph
   sanitize linked.place "$B/rt_app_linked" place
+  sanitize linked.serve "$B/rt_app_linked" serve   # the serving engine's launches, writes and queries
   sanitize preload.env env TIDAL_PARTITION=t:10-40,100-120 LD_PRELOAD="$PRE" "$B/rt_app_plain" env 2000
   sanitize preload.api env LD_PRELOAD="$PRE" "$B/rt_app_plain" api
   # an example built by CMake with tidal-nvcc (section 6), its kernels as clones on SMs 0-65
