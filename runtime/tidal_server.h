@@ -49,13 +49,7 @@
 #include "tidal.h"
 #include "tidal_policy.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-#if defined(__GNUC__)
-#pragma GCC visibility push(default)
-#endif
+#include "tidal_api_begin.h"
 
 typedef struct tidal_server tidal_server;
 
@@ -146,12 +140,6 @@ int tidal_server_records(tidal_server *s, const tidal_server_record **out, size_
 int tidal_server_counts_get(tidal_server *s, int id, tidal_server_counts *out);
 int tidal_server_destroy(tidal_server *s);
 
-#if defined(__GNUC__)
-#pragma GCC visibility pop
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+#include "tidal_api_end.h"
 
 #endif
