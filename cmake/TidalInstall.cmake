@@ -48,7 +48,7 @@ install(PROGRAMS "${_gen}/tidal-run" DESTINATION "${CMAKE_INSTALL_BINDIR}")
 install(TARGETS tidal tidal_shared tidal_preload tidal_cudart EXPORT tidalTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
-install(FILES runtime/tidal.h runtime/tidal_policy.h runtime/tidal_server.h tidal_server.h runtime/tidal_api_begin.h runtime/tidal_api_end.h abi/tidal_abi.h abi/tidal_l2.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(FILES runtime/tidal.h runtime/tidal_policy.h runtime/tidal_server.h runtime/tidal_api_begin.h runtime/tidal_api_end.h abi/tidal_abi.h abi/tidal_l2.h DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 
 # ---------------------------------------------------------------------------
 # pkg-config: tidal.pc (libtidal.so), tidal-cudart.pc (the launch wraps and the static

@@ -74,6 +74,7 @@ int main(int argc, char **argv)
     TK(tidal_l2mem_layout(mls, &Lls));
     Data lsd = {Lls, 0};
     tidal_bimodal *t;
+    step("bimodal create");
     TK(tidal_bimodal_create(BE_BYTES, 1, &t));
     uint64_t dv;
     TK(tidal_bimodal_desc_addr(t, &dv));
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
     {
         std::vector<unsigned> host(BE_BYTES / 4);
         for (size_t w = 0; w < host.size(); w++) host[w] = (unsigned)w * 2654435761u;
+        step("bimodal write");
         TK(tidal_bimodal_write(t, 0, host.data(), BE_BYTES));
     }
     tidal_bimodal_desc h;
@@ -116,6 +118,7 @@ int main(int argc, char **argv)
     for (int rep = 0; rep < REPS; rep++)
         for (int i = 0; i < NPH; i++) {
             const Phase &p = phases[i];
+            step("bimodal set");
             TK(tidal_bimodal_set(t, p.bimodal_mode));
             unsigned be_blocks = 2 * tidal_smset_count(p.besms);
             RunResult r = R.run(p.bes, be_blocks, be, p.ls_active ? sls : nullptr, lsd, (unsigned)rep * NLS, BE_MS);

@@ -10,6 +10,10 @@
 #include <cuda_runtime.h>
 
 #include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
 
 #include <algorithm>
 #include <cstdio>
@@ -127,6 +131,35 @@ __global__ void flush(const uint4 *p, size_t n, unsigned *out)
     if (acc == 0x9e3779b9u) *out = acc;
 }
 
+/* Where the benchmark is (a step name and a counter): a watchdog thread ends the process
+ * with the step named when one step takes longer than 10 s, so that a stuck run says where
+ * instead of being killed without a word by its caller's timeout. */
+static std::atomic<const char *> bench_step{"start"};
+static std::atomic<unsigned long> bench_steps{0};
+static void step(const char *what)
+{
+    bench_step = what;
+    bench_steps++;
+}
+static void start_watchdog()
+{
+    std::thread([] {
+        unsigned long last = ~0ul;
+        int still = 0;
+        for (;;) {
+            sleep(1);
+            unsigned long n = bench_steps;
+            still = n == last ? still + 1 : 0;
+            last = n;
+            if (still >= 10) {
+                fprintf(stderr, "watchdog: no progress for 10 s at step '%s' (step %lu)\n", bench_step.load(), n);
+                fflush(stdout);
+                _exit(3);
+            }
+        }
+    }).detach();
+}
+
 /* One run's numbers: LS's latency percentiles in cycles (0 without LS), BE's GB/s (0 without
  * BE). */
 struct RunResult {
@@ -164,8 +197,10 @@ struct Runner {
     RunResult run(cudaStream_t bes, unsigned be_blocks, BE be, cudaStream_t sls, const Data &ls, unsigned first,
                   double min_ms)
     {
+        step("flush");
         flush<<<4 * nsm, 512>>>(fl, fl_bytes / 16, ctl);
         RK(cudaDeviceSynchronize());
+        step("launch BE");
         RK(cudaMemset(ctl, 0, 2 * sizeof *ctl));
         RK(cudaMemset(bytes, 0, sizeof *bytes));
         if (bes) {
@@ -175,15 +210,20 @@ struct Runner {
         }
         timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        step("LS probe");
         if (sls) {
             ls_probe<<<1, 32, 0, sls>>>(ls, first, nls, 0, dlat, ctl + 1, bes ? be_blocks : 0, 200000);
             RK(cudaStreamSynchronize(sls));
         }
+        step("BE's minimum time");
         do clock_gettime(CLOCK_MONOTONIC, &t);
         while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < min_ms);
         unsigned one = 1;
+        step("stop BE");
         RK(cudaMemcpy(ctl, &one, sizeof one, cudaMemcpyHostToDevice));
+        step("wait for BE to stop");
         RK(cudaDeviceSynchronize());
+        step("results");
         RK(cudaGetLastError());
         RunResult r = {0, 0, 0, 0};
         if (sls) {
@@ -218,6 +258,8 @@ static const char *bench_start(int argc, char **argv, unsigned *nsm, tidal_smset
         fprintf(stderr, "usage: %s OUT.csv\n", argv[0]);
         exit(2);
     }
+    start_watchdog();
+    step("init");
     RK(cudaFree(0));
     TK(tidal_init(TIDAL_INIT_NO_DAEMON));
     TK(tidal_device_sms(nsm));
