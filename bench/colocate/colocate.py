@@ -875,6 +875,10 @@ def group_table(ls, label, g):
                 st["be"], st["seconds"], st["ls_instances"], ",".join(map(str, batches)),
                 " (the policy's batch rounded up to a captured graph; baselines and tidal-static: what is "
                 "queued, up to %d)" % max(batches) if len(batches) > 1 else "")]
+    sb = ref.get("solo_batches_here") or {}
+    if len(sb) > 1:
+        head.append("LS alone by batch size (all SMs, one stream, this file's process), p50: %s us." % ", ".join(
+            "b%s %.0f" % (b, sb[b]["p50_us"]) for b in sorted(sb, key=int)))
     ind = ref.get("inductor")
     if ind:
         head.append("Inductor: GEMM backends %s, conv backends %s, max_mm_configs %s." % (

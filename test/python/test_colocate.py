@@ -318,6 +318,8 @@ class TestMerge(unittest.TestCase):
             {"config": "tidal-static", "load": 0.3, "run": 1, "where": "serving",
              "error": "TidalError: service ls failed", "arrivals": "poisson"}],
             ls_batches=[1, 2, 4, 8],
+            solo_batches_here={"1": {"p50_us": 500.0}, "2": {"p50_us": 560.4}, "4": {"p50_us": 700.0},
+                               "8": {"p50_us": 1010.0}},
             ls_kernels={"1": {"kernels": 104, "triton": 83, "closed": 21, "kinds": {"triton": 83, "cudnn": 20,
                                                                                      "cublas": 1},
                               "closed_names": [["sm90_xmma_fprop_implicit_gemm", 10]]}},
@@ -333,6 +335,7 @@ class TestMerge(unittest.TestCase):
         self.assertIn("LS batches 1,2,4,8 (the policy's batch rounded up", md)
         self.assertIn("104 kernels, 83 Triton (rewritable), 21 closed (cudnn 20, cublas 1)", md)
         self.assertIn("GEMM backends TRITON, conv backends ATEN", md)
+        self.assertIn("p50: b1 500, b2 560, b4 700, b8 1010 us.", md)
         self.assertEqual(sorted((s["config"], s["load"]) for s in summary),
                          [("alone", 0.3), ("alone", 0.5), ("tidal-static", 0.3)])
 
