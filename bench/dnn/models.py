@@ -77,9 +77,10 @@ def fx_cache_counters():
         return {"error": "%s: %s" % (type(e).__name__, e)}
 
 
-def build(name, attn="sdpa", seed=0, device="cuda", dtype=None):
+def build(name, attn="sdpa", seed=0, device="cuda", dtype=None, batch=None):
     """(module, example input) on the GPU, fp16, eval. Weights are random (seeded): the two
-    processes of a run build the same model. (device/dtype: for tests off the GPU.)"""
+    processes of a run build the same model. (device/dtype: for tests off the GPU; batch:
+    the input's rows, default SPECS' batch, see make_input.)"""
     import torch
     torch.manual_seed(seed)
     dev = torch.device(device)
@@ -101,9 +102,7 @@ def build(name, attn="sdpa", seed=0, device="cuda", dtype=None):
         with dev:
             m = BertLast()
         m = m.to(dtype=dtype).eval()
-        g = torch.Generator().manual_seed(seed + 1)
-        ids = torch.randint(0, cfg.vocab_size, (SPECS[name][0], SEQ), generator=g).to(dev)
-        return m, ids
+        return m, make_input(name, batch, seed, device, dtype)
     if name == "resnet50":
         try:
             import torchvision
@@ -114,10 +113,27 @@ def build(name, attn="sdpa", seed=0, device="cuda", dtype=None):
             with dev:
                 m = timm.create_model("resnet50", pretrained=False)
         m = m.to(dtype=dtype, memory_format=torch.channels_last).eval()
-        g = torch.Generator().manual_seed(seed + 1)
-        x = torch.randn(SPECS[name][0], 3, 224, 224, generator=g).to(dev, dtype)
-        return m, x.contiguous(memory_format=torch.channels_last)
+        return m, make_input(name, batch, seed, device, dtype)
     raise ValueError("unknown model %s (want one of %s)" % (name, ", ".join(MODELS)))
+
+
+def make_input(name, batch=None, seed=0, device="cuda", dtype=None):
+    """The example input of model `name` with `batch` rows (default: its SPECS batch), the
+    same for the same seed and batch (random token ids / an image, generated on the CPU)."""
+    import torch
+    if name not in SPECS:
+        raise ValueError("unknown model %s (want one of %s)" % (name, ", ".join(MODELS)))
+    batch = SPECS[name][0] if batch is None else int(batch)
+    if batch < 1:
+        raise ValueError("%s: batch %d (want >= 1)" % (name, batch))
+    dev = torch.device(device)
+    g = torch.Generator().manual_seed(seed + 1)
+    if name in ("bert-base", "bert-large"):
+        from transformers import BertConfig
+        vocab = BertConfig().vocab_size   # the same for both sizes
+        return torch.randint(0, vocab, (batch, SEQ), generator=g).to(dev)
+    x = torch.randn(batch, 3, 224, 224, generator=g).to(dev, dtype or torch.float16)
+    return x.contiguous(memory_format=torch.channels_last)
 
 
 def compile_model(module, x, s, log=None):
@@ -125,6 +141,15 @@ def compile_model(module, x, s, log=None):
     Returns (compiled callable, seconds of the first call)."""
     import torch
     cm = torch.compile(module, options=dict(s["compile_options"]), fullgraph=False, dynamic=False)
+    first = compile_shape(cm, x, log)
+    return cm, first
+
+
+def compile_shape(cm, x, log=None):
+    """Run the compiled callable on x until x's shape is compiled and autotuned (3 calls;
+    compiled with dynamic=False, each input shape gets graphs of its own). Returns the
+    seconds of the first call."""
+    import torch
     t = time.time()
     with torch.no_grad():
         y = cm(x)
@@ -135,4 +160,4 @@ def compile_model(module, x, s, log=None):
         torch.cuda.synchronize()
     if log:
         log("compiled in %.1fs, output %s %s" % (first, tuple(y.shape), y.dtype))
-    return cm, first
+    return first

@@ -6,8 +6,11 @@ grain, so short kernels run as originals there and long ones as clones on those 
 Per model it fits latency(k) = a/k + b with libtidal's own fit (tidal.policy.fit, the code
 the policies use), finds the knee (the fewest SMs within --profile-slack of the latency on
 all SMs, on the model and on the measurements), and writes OUT/profile-<model>.json, which
-is what a serving loop hands the policies (tidal.policy.Scaling(a_us, b_us)), and
-OUT/profile-<model>.png (measured points and fitted curves) when matplotlib is there.
+is what a serving loop hands the policies (tidal.policy.Scaling(a_us, b_us); bench/colocate
+takes the file as --ls-profile), and OUT/profile-<model>.png (measured points and fitted
+curves) when matplotlib is there. An SM count at which the model fails (a closed kernel the
+partition's green context refuses) is recorded in the JSON's "failed" with its error and
+skipped; the fit and knees come from the counts that worked ("measured_sms"), at least two.
 """
 import json
 import os
@@ -35,22 +38,32 @@ def profile_model(bench, name, counts, n, warmup, slack):
     for k in counts:
         p = bench.tidal_part("prof-%d" % k, "0-%d" % (k - 1))
         s = p.stream()
+        g = None
         try:
             g, _ = meas.capture(cm, x, s)
+            lat = meas.latencies(meas.graph_issue(g), s, n, warmup)
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                with torch.cuda.stream(s):
+                    g.replay()
+                s.synchronize()
         except RuntimeError as e:
             # closed kernels may not run on a few SMs (session 12: ResNet-50's cuDNN
-            # convolution fails with CUDNN_STATUS_EXECUTION_FAILED on a 2-SM partition):
-            # recorded, and the next, larger count is tried
+            # convolution fails with CUDNN_STATUS_EXECUTION_FAILED on a 2-SM partition; a
+            # cluster launch larger than a 2-SM-grain green context allows is one candidate,
+            # docs/design.md "Known limits"): the count is recorded as failed and the next
+            # one is tried, so a profile comes from the counts that work
             failed.append({"sms": k, "error": str(e)[:300]})
             log("profile %-10s %3d SMs: FAILED: %s" % (name, k, str(e)[:200]))
-            torch.cuda.synchronize()
+            g = None
+            try:
+                torch.cuda.synchronize()
+            except RuntimeError as e2:   # a sticky error: every later count would fail too
+                raise RuntimeError("profile %s: the CUDA context is unusable after the failure at %d SMs (%s); "
+                                   "measured at %s, failed at %s" % (name, k, str(e2)[:200],
+                                                                     [q["sms"] for q in points],
+                                                                     [f["sms"] for f in failed])) from e
             p.close()
             continue
-        lat = meas.latencies(meas.graph_issue(g), s, n, warmup)
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            with torch.cuda.stream(s):
-                g.replay()
-            s.synchronize()
         ev = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         for kname, (launches, us, _clones) in common.kernel_times(ev).items():
             kernels.setdefault(kname, {"launches": launches, "us": {}})["us"][k] = us
@@ -60,11 +73,15 @@ def profile_model(bench, name, counts, n, warmup, slack):
             name, k, "" if row["placed"] else " (not placed)", row["p50_us"], row["p99_us"]))
         del g
         p.close()
+    if failed:
+        log("profile %s: measured at %s SMs; FAILED at %s (recorded in the JSON's \"failed\")" % (
+            name, [q["sms"] for q in points], [f["sms"] for f in failed]))
     if len(points) < 2:
         raise RuntimeError("profile %s: measured at %d SM counts (failed: %s)" % (name, len(points), failed))
     nsm = counts[-1]
     model, rms = policy.fit([q["sms"] for q in points], [q["p50_us"] for q in points])
     out = {"model": name, "sms": counts, "n": n, "slack": slack, "points": points, "failed": failed,
+           "measured_sms": [q["sms"] for q in points],
            "fit": dict(model.as_dict(), rms_us=round(rms, 2)),
            "knee": {"fit": model.knee(nsm, 2, slack), "measured": _measured_knee(points, slack)},
            "kernels": {}}
@@ -101,7 +118,9 @@ def plot(prof, path, top=6):
     grid = list(range(2, ks[-1] + 1, 2))
     ax.plot(grid, [m.latency(k) for k in grid], "-", label="%.0f/n + %.0f us" % (m.a_us, m.b_us))
     ax.axvline(prof["knee"]["fit"], ls=":", c="k", label="knee %d SMs" % prof["knee"]["fit"])
-    ax.set(xlabel="SMs (tidal partition 0..k-1)", ylabel="request latency (us)", title=prof["model"])
+    failed = [f["sms"] for f in prof.get("failed", [])]
+    ax.set(xlabel="SMs (tidal partition 0..k-1)", ylabel="request latency (us)",
+           title=prof["model"] + (" (FAILED at %s SMs)" % failed if failed else ""))
     ax.set_ylim(bottom=0)
     ax.legend()
     for kname, kd in list(prof["kernels"].items())[:top]:
