@@ -250,6 +250,19 @@ int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *
     return fail_unlock(p, tidal__gslice_batch(p, id, arrival_per_s, batch, max_wait_us));
 }
 
+int tidal_policy_batch_profile(tidal_policy *p, int id, unsigned batch, double latency_us)
+{
+    LOCK_ID(p, id, "tidal_policy_batch_profile");
+    policy_svc *s = &p->svc[id];
+    if (batch == 0 || batch > s->max_batch || !(latency_us > 0) || !isfinite(latency_us))
+        return fail_unlock(p, tidal__fail(TIDAL_ERR_INVALID,
+                                          "tidal_policy_batch_profile: %s: batch %u (1..%u), latency %g us", s->name,
+                                          batch, s->max_batch, latency_us));
+    s->batch_us[batch] = latency_us;
+    tidal__policy_trace(p, "batch-profile", id, "batch %u: %.1f us (profile)", batch, latency_us);
+    return fail_unlock(p, TIDAL_OK);
+}
+
 int tidal_policy_share(tidal_policy *p, int id, tidal_smset *mask, unsigned *sms)
 {
     LOCK_ID(p, id, "tidal_policy_share");

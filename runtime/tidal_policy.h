@@ -140,6 +140,12 @@ int tidal_policy_tick(tidal_policy *p);
  * batch (<= max_batch) whose expected latency fits batch_frac * SLO and that fills within the
  * queueing budget; *max_wait_us: how long the oldest request may wait for it. */
 int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us);
+/* What a batch of `batch` requests (1..max_batch) of service id takes, from an offline
+ * profile (GSLICE profiles its batch sizes). Without it tidal_policy_batch knows a size only
+ * once it ran, and guesses a larger one as proportional to a smaller: a model at batch 1
+ * above the budget then never batches, even where batching costs nothing (ResNet-50 b2 runs
+ * faster than b1 on an H200). The requests' measured latencies refine it. */
+int tidal_policy_batch_profile(tidal_policy *p, int id, unsigned batch, double latency_us);
 /* The SMs the policy gives service id now (mask and/or count may be NULL). */
 int tidal_policy_share(tidal_policy *p, int id, tidal_smset *mask, unsigned *sms);
 /* The model the policy uses for id now (the profile, or the online fit once it replaced it);

@@ -667,9 +667,15 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
         if pol is not None and a.ls_max_queue_us:
             extra["max_queue_us"] = a.ls_max_queue_us
         # each engine takes its own: the Python one the callables, the C one the graphs
-        srv.service("ls", "ls", ls_runs, partition=pl if pol else None, slo_us=slo_us,
-                    profile=profile if pol else None, demand_sms=demand if pol else 0, max_batch=max_batch,
-                    graphs=[inst.graphs for inst in ls_runs], streams=[inst.stream for inst in ls_runs], **extra)
+        ls_svc = srv.service("ls", "ls", ls_runs, partition=pl if pol else None, slo_us=slo_us,
+                             profile=profile if pol else None, demand_sms=demand if pol else 0, max_batch=max_batch,
+                             graphs=[inst.graphs for inst in ls_runs], streams=[inst.stream for inst in ls_runs],
+                             **extra)
+        sb = results.get("solo_batches_here") or {}
+        if pol is not None and max_batch > 1 and sb:
+            # GSLICE's offline batch profile: each size alone on all SMs (this process's
+            # measurement); the policy refines it from the requests' latencies
+            pol.batch_profile(ls_svc.sid, {int(b): v["p50_us"] for b, v in sb.items() if int(b) <= max_batch})
         if be_run is not None:
             srv.service("be", "be", be_run, partition=pb if pol else None, graphs=[be_run.graph],
                         streams=[be_run.stream])

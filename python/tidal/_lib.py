@@ -178,6 +178,7 @@ POLICY_PROTOTYPES = {
     "tidal_policy_tick": (ctypes.c_int, [_vp]),
     "tidal_policy_batch": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, _P(ctypes.c_uint),
                                           _P(ctypes.c_uint64)]),
+    "tidal_policy_batch_profile": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_uint, ctypes.c_double]),
     "tidal_policy_share": (ctypes.c_int, [_vp, ctypes.c_int, _P(SmSet), _P(ctypes.c_uint)]),
     "tidal_policy_model": (ctypes.c_int, [_vp, ctypes.c_int, _P(Scaling), _P(ctypes.c_int)]),
     "tidal_policy_state": (ctypes.c_int, [_vp, ctypes.c_char_p, ctypes.c_size_t]),

@@ -162,6 +162,13 @@ class Policy:
                                                      ctypes.byref(w)), "tidal_policy_batch")
         return b.value, w.value
 
+    def batch_profile(self, sid, latencies_us):
+        """What each batch size of service sid takes ({batch: us}, e.g. measured offline on the
+        whole GPU): tidal_policy_batch's estimates before a size has run."""
+        for b, us in sorted(latencies_us.items()):
+            self._lib.check(self._lib.tidal_policy_batch_profile(self._handle(), sid, int(b), float(us)),
+                            "tidal_policy_batch_profile")
+
     def share(self, sid):
         m = _lib.SmSet()
         self._lib.check(self._lib.tidal_policy_share(self._handle(), sid, ctypes.byref(m), None),

@@ -1087,6 +1087,26 @@ class TestPolicyModels(unittest.TestCase):
         self.assertIn("splits the slice of SMs 2-3", d["odd"])
         self.assertIn("ls_first '0-1,x'", d["parse"])
 
+    def test_policy_batch_profile(self):
+        d = self.run_models("""
+            import json
+            from tidal import policy, TidalError
+            pol = policy.Policy("gslice", sms=132, apply=lambda sid, sms: None)
+            sid = pol.add("cnn", "ls", None, slo_us=951, max_batch=8)
+            pol.end(sid, 466, 1)
+            before = pol.batch(sid, 10000)[0]
+            pol.batch_profile(sid, {1: 466, 2: 443, 4: 582, 8: 767})
+            after = pol.batch(sid, 10000)[0]
+            try:
+                pol.batch_profile(sid, {9: 100})
+                err = ""
+            except TidalError as e:
+                err = str(e)
+            print(json.dumps({"before": before, "after": after, "err": err}))
+        """)
+        self.assertEqual((d["before"], d["after"]), (1, 2))   # b2 (443 us) fits half the SLO once profiled
+        self.assertIn("batch 9 (1..8)", d["err"])
+
     def test_serve_with_sgdrc(self):
         d = self.run_models("""
             import json, time

@@ -475,6 +475,48 @@ static void test_gslice_batching(void **state)
     tidal_policy_destroy(p);
 }
 
+/* A profile of the batch sizes lets GSLICE batch where the batch-1 latency alone would not:
+ * ResNet-50 on the H200 (session 15) ran b1 466, b2 443, b4 582, b8 767 us. */
+static void test_gslice_batch_profile(void **state)
+{
+    (void)state;
+    world w;
+    tidal_policy *p = make(&w, TIDAL_POLICY_GSLICE, NULL);
+    tidal_service_config s = {.name = "cnn", .cls = TIDAL_SERVICE_LS, .slo_us = 951, .max_batch = 8};
+    int ls;
+    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
+    unsigned b;
+    uint64_t wait;
+    /* measured at batch 1 only: b2 is guessed at 2 x 466 > the 475.5 us budget */
+    tidal_policy_request_end(p, ls, 466, 1);
+    assert_int_equal(tidal_policy_batch(p, ls, 10000, &b, &wait), TIDAL_OK);
+    assert_int_equal(b, 1);
+    static const double prof[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]), TIDAL_OK);
+    /* b2 (443 us) fits the budget and fills in 100 us at 10000/s; b3 is guessed from b2
+     * (664.5 us) and b4 is 582: both above it */
+    tidal_policy_batch(p, ls, 10000, &b, &wait);
+    assert_int_equal(b, 2);
+    /* a looser SLO's budget takes b8 once it fills in time */
+    tidal_policy_destroy(p);
+    p = make(&w, TIDAL_POLICY_GSLICE, NULL);
+    s.slo_us = 2000;
+    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
+    for (unsigned i = 0; i < 4; i++) tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]);
+    tidal_policy_batch(p, ls, 100000, &b, &wait);
+    assert_int_equal(b, 8);
+    /* bad sizes and latencies */
+    assert_int_equal(tidal_policy_batch_profile(p, ls, 0, 100), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_policy_batch_profile(p, ls, 9, 100), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "batch 9 (1..8)"));
+    assert_int_equal(tidal_policy_batch_profile(p, ls, 2, 0), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_policy_batch_profile(p, ls, 2, NAN), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_policy_batch_profile(p, 7, 2, 100), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_policy_batch_profile(NULL, ls, 2, 100), TIDAL_ERR_INVALID);
+    tidal_policy_destroy(p);
+}
+
 /* ------------------------------------------------------------------ errors, state */
 
 static void test_errors(void **state)
@@ -622,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_gslice_tunes),
         cmocka_unit_test(test_gslice_even_split_counts_later_services),
         cmocka_unit_test(test_gslice_batching),
+        cmocka_unit_test(test_gslice_batch_profile),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_state_json),
         cmocka_unit_test(test_state_file),
