@@ -64,6 +64,8 @@ typedef struct job {
     unsigned nreports;
     tidal_l2addr_report l2reports[MAX_PASSES];
     unsigned nl2reports;
+    ptx_module *retired[MAX_PASSES]; /* modules a pass's output replaced: their reports point into them */
+    unsigned nretired;
     ptx_diag d; /* a failing stage's user error */
 } job;
 
@@ -97,6 +99,8 @@ static int tidal_ptx(job *j)
     return 0;
 }
 
+static ptx_module *as_written(job *j);
+
 /* -p l2addr: the items of --l2addr, a copy per run so that each report keeps its own. */
 static int l2addr_ptx(job *j)
 {
@@ -106,7 +110,15 @@ static int l2addr_ptx(job *j)
     memcpy(items, j->o->l2addr, n * sizeof *items);
     tidal_l2addr_report *r = &j->l2reports[j->nl2reports++];
     *r = (tidal_l2addr_report){.file = j->name, .items = items, .nitems = (unsigned)n};
-    return tidal_l2addr_run(j->m, items, (unsigned)n, &j->d);
+    if (tidal_l2addr_run(j->m, items, (unsigned)n, &j->d)) return -1;
+    /* The passes after it (tidal) read statements as source tokens: they get the PTX
+     * this pass wrote, parsed again (their line numbers are of that PTX). */
+    if (j->m->modified) {
+        ptx_module *w = as_written(j);
+        j->retired[j->nretired++] = j->m;
+        j->m = w;
+    }
+    return 0;
 }
 
 #ifdef TIDAL_HAVE_LLVM
@@ -695,6 +707,7 @@ int main(int argc, char **argv)
     free(j.src);
     ptx_module_free(j.m);
     for (unsigned i = 0; i < j.nl2reports; i++) free(j.l2reports[i].items);
+    for (unsigned i = 0; i < j.nretired; i++) ptx_module_free(j.retired[i]);
     for (unsigned i = 0; i < o.nl2addr; i++) {
         free((char *)o.l2addr[i].kernel);
         free((char *)o.l2addr[i].param);

@@ -8,6 +8,7 @@
  * the translated register. */
 #include "tidal_l2addr.h"
 
+#include "tidal_abi.h"
 #include "tidal_l2.h"
 
 #include <stddef.h>
@@ -16,16 +17,17 @@
 
 /* ------------------------------------------------------------ the translation */
 
-#define I(op, d, a, b, c, imm) {L2A_##op, L2A_##d, L2A_##a, b, c, imm}
+#define I(op, d, a, b, c, imm)                \
+    {                                         \
+        L2A_##op, L2A_##d, L2A_##a, b, c, imm \
+    }
 #define R(x) L2A_##x
 #define IM L2A_IMM
 
 /* below = (1 << low) - 1, nbelow = ~below, pz = base == 0 */
 const tidal_l2addr_insn tidal_l2addr_prologue[] = {
-    {L2A_MOV32, R(BELOW), IM, 0, 0, 1},
-    {L2A_SHL32, R(BELOW), R(BELOW), R(LOW), 0, 0},
-    {L2A_SUB32, R(BELOW), R(BELOW), IM, 0, 1},
-    {L2A_NOT32, R(NBELOW), R(BELOW), 0, 0, 0},
+    {L2A_MOV32, R(BELOW), IM, 0, 0, 1},        {L2A_SHL32, R(BELOW), R(BELOW), R(LOW), 0, 0},
+    {L2A_SUB32, R(BELOW), R(BELOW), IM, 0, 1}, {L2A_NOT32, R(NBELOW), R(BELOW), 0, 0, 0},
     {L2A_SETPZ, R(PZ), R(BASE), 0, 0, 0},
 };
 const unsigned tidal_l2addr_nprologue = sizeof tidal_l2addr_prologue / sizeof tidal_l2addr_prologue[0];
@@ -198,8 +200,8 @@ void tidal_l2addr_report_print_text(const tidal_l2addr_report *r, FILE *out)
     for (unsigned i = 0; i < r->nitems; i++) {
         const tidal_l2addr_item *k = &r->items[i];
         if (k->reason == L2A_OK)
-            fprintf(out, "  translated %s:%s (line %u): %u accesses, %u registers added\n", k->kernel,
-                    k->param_name, k->line, k->accesses, k->regs_added);
+            fprintf(out, "  translated %s:%s (line %u): %u accesses, %u registers added\n", k->kernel, k->param_name,
+                    k->line, k->accesses, k->regs_added);
         else
             fprintf(out, "  refused    %s:%s (line %u): %s: %s\n", k->kernel, k->param_name, k->line,
                     tidal_l2addr_refusals[k->reason].name, k->detail);
@@ -238,10 +240,10 @@ void tidal_l2addr_report_print_json(const tidal_l2addr_report *r, FILE *out)
 typedef struct reg {
     const char *name;
     uint32_t len;
-    int owner;       /* chosen parameter whose pointer it holds (index into the kernel's), -1 none */
-    int kind;        /* 0: the parameter as loaded (generic), 1: after cvta.to.global */
-    bool other;      /* holds another pointer parameter (plus offsets) */
-    bool conflict;   /* derived from two parameters or two kinds */
+    int owner;     /* chosen parameter whose pointer it holds (index into the kernel's), -1 none */
+    int kind;      /* 0: the parameter as loaded (generic), 1: after cvta.to.global */
+    bool other;    /* holds another pointer parameter (plus offsets) */
+    bool conflict; /* derived from two parameters or two kinds */
 } reg;
 
 typedef struct regtab {
@@ -490,14 +492,20 @@ static unsigned access_width(const char *opc)
         if (n >= sizeof w) continue;
         memcpy(w, p, n);
         w[n] = 0;
-        if (!strcmp(w, "v2")) vec = 2;
-        else if (!strcmp(w, "v4")) vec = 4;
-        else if (!strcmp(w, "v8")) vec = 8;
+        if (!strcmp(w, "v2"))
+            vec = 2;
+        else if (!strcmp(w, "v4"))
+            vec = 4;
+        else if (!strcmp(w, "v8"))
+            vec = 8;
         else if (w[0] && strchr("busf", w[0]) && w[1] >= '0' && w[1] <= '9')
             size = (unsigned)atoi(w + 1) / 8 * (strstr(w, "x2") ? 2 : 1);
-        else if (!strcmp(w, "bf16")) size = 2;
-        else if (!strcmp(w, "bf16x2")) size = 4;
-        else if (!strcmp(w, "e4m3x2") || !strcmp(w, "e5m2x2")) size = 2;
+        else if (!strcmp(w, "bf16"))
+            size = 2;
+        else if (!strcmp(w, "bf16x2"))
+            size = 4;
+        else if (!strcmp(w, "e4m3x2") || !strcmp(w, "e5m2x2"))
+            size = 2;
     }
     return vec * size;
 }
@@ -512,8 +520,10 @@ static bool parse_address(kctx *k, const ptx_operand *op, long long *disp)
     if (n == 3) return true;
     uint32_t t = b + 2;
     int sign = 1;
-    if (ptx_tok_is(m, t, "+")) t++;
-    else if (!ptx_tok_is(m, t, "-")) return false;
+    if (ptx_tok_is(m, t, "+"))
+        t++;
+    else if (!ptx_tok_is(m, t, "-"))
+        return false;
     if (ptx_tok_is(m, t, "-")) sign = -sign, t++;
     if (t + 2 != op->tok_end || m->toks[t].kind != PTX_TK_INT) return false;
     char buf[32];
@@ -574,8 +584,8 @@ static unsigned check(kctx *k, access *acc)
                     refuse(k, r->owner, L2A_REFUSE_MIXED_DEFS, line,
                            "%s holds the pointer of two parameters, or before and after cvta.to.global%s", rn, "");
                 else if (fm == F_NONE || (dv.err == L2A_OK && (dv.owner != r->owner || dv.kind != r->kind)))
-                    refuse(k, r->owner, L2A_REFUSE_MIXED_DEFS, line, "'%s' writes %s, which holds the pointer elsewhere",
-                           opc, rn);
+                    refuse(k, r->owner, L2A_REFUSE_MIXED_DEFS, line,
+                           "'%s' writes %s, which holds the pointer elsewhere", opc, rn);
             }
         }
         /* uses */
@@ -597,8 +607,8 @@ static unsigned check(kctx *k, access *acc)
                     access a = {i, o, t, 0, r->owner, r->kind};
                     unsigned w = access_width(opc);
                     if (!parse_address(k, &s->ops[o], &a.disp))
-                        refuse(k, r->owner, L2A_REFUSE_OTHER_USE, line, "'%s': an address form the pass does not take%s",
-                               opc, "");
+                        refuse(k, r->owner, L2A_REFUSE_OTHER_USE, line,
+                               "'%s': an address form the pass does not take%s", opc, "");
                     else if (!w)
                         refuse(k, r->owner, L2A_REFUSE_OTHER_USE, line, "'%s': unknown access width%s", opc, "");
                     else if (w > 16)
@@ -798,6 +808,18 @@ static bool name_taken(kctx *k)
     return false;
 }
 
+/* The tidal pass's marker: in this process (an item it inserted) or in the input. */
+static bool module_rewritten(const ptx_module *m)
+{
+    for (uint32_t i = 0; i < m->nitems; i++) {
+        const ptx_item *it = &m->items[i];
+        if (it->text ? strstr(it->text, TIDAL_MARKER_SYMBOL) != NULL
+                     : it->kind == PTX_ITEM_VAR && ptx_tok_is(m, it->name_tok, TIDAL_MARKER_SYMBOL))
+            return true;
+    }
+    return false;
+}
+
 static void run_kernel(ptx_module *m, ptx_func *f, chosen *ch, unsigned nch)
 {
     kctx k = {.m = m, .f = f, .ch = ch, .nch = nch, .reason = L2A_OK, .culprit = -1};
@@ -807,6 +829,10 @@ static void run_kernel(ptx_module *m, ptx_func *f, chosen *ch, unsigned nch)
         refuse(&k, -1, L2A_REFUSE_NO_BODY, line, "the .entry has no body%s%s", "", "");
     } else if (m->address_size != 64) {
         refuse(&k, -1, L2A_REFUSE_ADDRESS_SIZE, line, ".address_size %s%s", m->address_size == 32 ? "32" : "?", "");
+    } else if (module_rewritten(m)) {
+        refuse(&k, -1, L2A_REFUSE_NAME_COLLISION, line,
+               "the tidal pass rewrote the module: run l2addr before it, so its clones carry the translation%s%s", "",
+               "");
     } else if (f->modified) {
         refuse(&k, -1, L2A_REFUSE_NAME_COLLISION, line,
                "an earlier pass of this run changed the kernel (run l2addr before it)%s%s", "", "");

@@ -74,8 +74,8 @@ static void matches_tidal_l2_offset(void **state)
                 uint64_t want = L.base + tidal_l2_offset(&L, o, side, flip);
                 uint64_t got = translate(&L, L.base, side, p, o, &m);
                 if (got != want) {
-                    print_error("mask %#x side %u o %#llx: got %#llx want %#llx\n", mask, side,
-                                (unsigned long long)o, (unsigned long long)got, (unsigned long long)want);
+                    print_error("mask %#x side %u o %#llx: got %#llx want %#llx\n", mask, side, (unsigned long long)o,
+                                (unsigned long long)got, (unsigned long long)want);
                     fail();
                 }
                 /* and the byte is on the side asked for */
@@ -122,7 +122,8 @@ static void refusal_table(void **state)
     for (unsigned r = 1; r < L2A_NREASONS; r++) {
         assert_true(tidal_l2addr_refusals[r].name && tidal_l2addr_refusals[r].name[0]);
         assert_true(tidal_l2addr_refusals[r].why && tidal_l2addr_refusals[r].why[0]);
-        for (unsigned q = 1; q < r; q++) assert_string_not_equal(tidal_l2addr_refusals[r].name, tidal_l2addr_refusals[q].name);
+        for (unsigned q = 1; q < r; q++)
+            assert_string_not_equal(tidal_l2addr_refusals[r].name, tidal_l2addr_refusals[q].name);
     }
 }
 
@@ -182,8 +183,10 @@ static void pass_prints_the_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(matches_tidal_l2_offset), cmocka_unit_test(unfilled_slot_keeps_address),
-        cmocka_unit_test(slot_layout),             cmocka_unit_test(refusal_table),
+        cmocka_unit_test(matches_tidal_l2_offset),
+        cmocka_unit_test(unfilled_slot_keeps_address),
+        cmocka_unit_test(slot_layout),
+        cmocka_unit_test(refusal_table),
         cmocka_unit_test(pass_prints_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
