@@ -510,6 +510,17 @@ static unsigned access_width(const char *opc)
     return vec * size;
 }
 
+/* cp.async's copy size (operand 2: 4, 8 or 16), 0 when not a literal. */
+static unsigned cp_bytes(kctx *k, const ptx_stmt *s)
+{
+    if (s->nops < 3 || s->ops[2].tok_end != s->ops[2].tok_begin + 1 ||
+        k->m->toks[s->ops[2].tok_begin].kind != PTX_TK_INT)
+        return 0;
+    char buf[16];
+    ptx_tok_str(k->m, s->ops[2].tok_begin, buf, sizeof buf);
+    return (unsigned)strtoul(buf, NULL, 0);
+}
+
 /* [reg], [reg+N], [reg+-N], [reg-N]: the displacement; false for any other form. */
 static bool parse_address(kctx *k, const ptx_operand *op, long long *disp)
 {
@@ -601,11 +612,13 @@ static unsigned check(kctx *k, access *acc)
                     if (dv.err != L2A_OK) refuse(k, r->owner, dv.err, line, "'%s' %s", opc, dv.why);
                     continue;
                 }
-                bool addr_pos = depth && ((o == 1 && (!strcmp(root, "ld") || !strcmp(root, "atom"))) ||
+                /* cp.async.{ca,cg}.shared{,::cta}.global [dst], [src], BYTES: src is operand 1 */
+                bool cp = !strncmp(opc, "cp.async.ca.", 12) || !strncmp(opc, "cp.async.cg.", 12);
+                bool addr_pos = depth && ((o == 1 && (!strcmp(root, "ld") || !strcmp(root, "atom") || cp)) ||
                                           (o == 0 && (!strcmp(root, "st") || !strcmp(root, "red"))));
                 if (addr_pos && has_part(opc, "global")) {
                     access a = {i, o, t, 0, r->owner, r->kind};
-                    unsigned w = access_width(opc);
+                    unsigned w = cp ? cp_bytes(k, s) : access_width(opc);
                     if (!parse_address(k, &s->ops[o], &a.disp))
                         refuse(k, r->owner, L2A_REFUSE_OTHER_USE, line,
                                "'%s': an address form the pass does not take%s", opc, "");
@@ -739,9 +752,12 @@ static unsigned rewrite(kctx *k, access *acc, unsigned nacc)
         ptx_stmt_set_text(f, at, text);
     }
     /* the declarations and each parameter's prologue, before the first instruction */
+    /* before the first label, instruction or scope: the entry's one way in, at depth 0,
+     * after the declarations */
     uint32_t at = 0;
-    while (at < f->nstmts && !(f->stmts[at].kind == PTX_ST_INSTR && f->stmts[at].depth == 0)) at++;
-    if (at == f->nstmts) at = 0;
+    while (at < f->nstmts && f->stmts[at].kind != PTX_ST_INSTR && f->stmts[at].kind != PTX_ST_LABEL &&
+           f->stmts[at].kind != PTX_ST_SCOPE_BEGIN)
+        at++;
     unsigned nregs = 0;
     char cls[3] = {'d', 'w', 'p'};
     const char *type[3] = {".b64", ".b32", ".pred"};
