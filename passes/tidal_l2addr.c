@@ -761,27 +761,21 @@ static unsigned rewrite(kctx *k, access *acc, unsigned nacc)
     unsigned nregs = 0;
     char cls[3] = {'d', 'w', 'p'};
     const char *type[3] = {".b64", ".b32", ".pred"};
-    uint32_t decl_at = at;
     for (int ci = 0; ci < 3; ci++) {
         char *list = NULL;
         for (int r = 0; r < L2A_NREGS; r++) {
             if (reg_info[r].cls != cls[ci]) continue;
             for (unsigned c = 0; c < k->nch; c++) {
-                if (!used[c] || (!reg_info[r].per_param && c != 0 && list)) continue;
-                if (!reg_info[r].per_param) {
-                    bool first = true;
-                    for (unsigned q = 0; q < c; q++) first = first && !used[q];
-                    if (!first) continue;
-                }
+                if (!used[c]) continue;
                 const char *n = r == L2A_P ? ptx_fmt(m, "%%tl2a_p%u, %%tl2a_pg%u", c, c) : reg_name(k, r, c, "", "");
                 if (r == L2A_A) n = "%tl2a_a";
                 list = list ? ptx_fmt(m, "%s, %s", list, n) : ptx_fmt(m, "%s", n);
                 nregs += r == L2A_P ? 2 : 1;
+                if (!reg_info[r].per_param) break; /* the temporaries once */
             }
         }
         if (list) ptx_stmt_insert(f, at++, PTX_ST_REG, ptx_fmt(m, ".reg %s \t%s;", type[ci], list));
     }
-    (void)decl_at;
     for (unsigned c = 0; c < k->nch; c++) {
         if (!used[c]) continue;
         char pn[256];
