@@ -120,6 +120,27 @@ TIDAL_L2_FN uint64_t tidal_l2_addr(const tidal_l2_layout *L, unsigned side, uint
     return L->base + tidal_l2_offset(L, o, side, tidal_l2_flip(flips, o >> 20));
 }
 
+/* ---------------------------------------------------------------- translated parameters
+ * What tidal-opt's l2addr pass (`-p l2addr --l2addr KERNEL:PARAM`, docs/design.md "The
+ * l2addr pass") reads for one translated pointer parameter: a module-scope word
+ * `.visible .global .align 8 .b8 __tidal_l2addr_pN_KERNEL[40]` (N: the parameter's
+ * index) that the runtime fills before it launches KERNEL with byte 0 of side `side`'s
+ * half as parameter N. The pass takes its field offsets from this struct; all zero (the
+ * module as loaded): the kernel addresses as it did before the pass. */
+#define TIDAL_L2ADDR_SYMBOL_PREFIX "__tidal_l2addr_p"
+
+typedef struct tidal_l2addr_slot {
+    tidal_l2_layout l2; /* the tidal_l2mem's layout (flips: device words); l2.base 0: untranslated */
+    uint32_t side;      /* the L2 side (0 or 1) whose half the parameter points into */
+    uint32_t reserved;  /* 0 */
+} tidal_l2addr_slot;
+
+#if defined(__cplusplus)
+static_assert(sizeof(tidal_l2addr_slot) == 40, "tidal_l2addr_slot is 40 bytes");
+#else
+_Static_assert(sizeof(tidal_l2addr_slot) == 40, "tidal_l2addr_slot is 40 bytes");
+#endif
+
 /* ---------------------------------------------------------------- bimodal tensors
  * Two identical copies of one tensor (tidal_bimodal_create, runtime/tidal.h): an ordinary
  * linear allocation ("all memory": every 4 KiB block, both L2 sides) and side `side`'s half

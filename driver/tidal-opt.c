@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ptx.h"
 #include "tidal.h"
+#include "tidal_l2addr.h"
 #include "cubin.h"
 #include "util.h"
 #ifdef TIDAL_HAVE_LLVM
@@ -41,8 +42,11 @@ typedef struct cli {
     int report;           /* 0 none, 1 text, 2 json */
     bool cubin;
     const char *cubin_arch;
-    const char *emit, *arch; /* LLVM IR input */
-    tidal_options tidal;     /* --case-b, --assume-balanced-arrive */
+    const char *emit, *arch;   /* LLVM IR input */
+    tidal_options tidal;       /* --case-b, --assume-balanced-arrive */
+    tidal_l2addr_item *l2addr; /* --l2addr KERNEL:PARAM,... */
+    unsigned nl2addr;
+    bool l2addr_pass; /* -p l2addr given */
 } cli;
 
 /* One input on its way through a route's stages. */
@@ -58,6 +62,10 @@ typedef struct job {
     bool lowered; /* m is PTX that NVPTX lowered from the IR input */
     tidal_report reports[MAX_PASSES];
     unsigned nreports;
+    tidal_l2addr_report l2reports[MAX_PASSES];
+    unsigned nl2reports;
+    ptx_module *retired[MAX_PASSES]; /* modules a pass's output replaced: their reports point into them */
+    unsigned nretired;
     ptx_diag d; /* a failing stage's user error */
 } job;
 
@@ -91,7 +99,35 @@ static int tidal_ptx(job *j)
     return 0;
 }
 
+static ptx_module *as_written(job *j);
+
+/* -p l2addr: the items of --l2addr, a copy per run so that each report keeps its own. */
+static int l2addr_ptx(job *j)
+{
+    size_t n = j->o->nl2addr;
+    tidal_l2addr_item *items = calloc(n + 1, sizeof *items);
+    if (!items) ptx_ice("out of memory");
+    memcpy(items, j->o->l2addr, n * sizeof *items);
+    tidal_l2addr_report *r = &j->l2reports[j->nl2reports++];
+    *r = (tidal_l2addr_report){.file = j->name, .items = items, .nitems = (unsigned)n};
+    if (tidal_l2addr_run(j->m, items, (unsigned)n, &j->d)) return -1;
+    /* The passes after it (tidal) read statements as source tokens: they get the PTX
+     * this pass wrote, parsed again (their line numbers are of that PTX). */
+    if (j->m->modified) {
+        ptx_module *w = as_written(j);
+        j->retired[j->nretired++] = j->m;
+        j->m = w;
+    }
+    return 0;
+}
+
 #ifdef TIDAL_HAVE_LLVM
+static int l2addr_ir(job *j)
+{
+    ptx_diag_error(&j->d, 0, 0, "the l2addr pass works on PTX: give --emit=ptx for LLVM IR input");
+    return -1;
+}
+
 static int verify_ir(job *j) { return tidal_llvm_verify(j->lm, &j->d); }
 
 static int tidal_ir(job *j)
@@ -125,6 +161,14 @@ static const struct pass {
      "                   other kernels stay byte-identical (see --report). It runs the\n"
      "                   PHASES below in order; -d NAME or -d LETTER dumps the state\n"
      "                   after one"},
+    {"l2addr", l2addr_ptx, IR_PASS(l2addr_ir),
+     "translate the addresses of the pointer parameters --l2addr names into\n"
+     "                   one L2 side's half of a tidal_l2mem (abi/tidal_l2.h): each\n"
+     "                   ld/st/atom/red.global through the pointer gets tidal_l2_addr of\n"
+     "                   (address - parameter), the layout read from the module word\n"
+     "                   __tidal_l2addr_pN_KERNEL the runtime fills (all zero: addresses\n"
+     "                   as before). A kernel it cannot prove stays byte-identical\n"
+     "                   (L2ADDR REFUSALS; --report). PTX only"},
 };
 
 /* ------------------------------------------------------------ stages */
@@ -142,13 +186,20 @@ static void print_reports(job *j)
 {
     if (!j->o->report) return;
     FILE *rf = j->o->out && !strcmp(j->o->out, "-") ? stderr : stdout;
+    for (unsigned i = 0; i < j->nl2reports; i++) {
+        if (j->o->report == 2)
+            tidal_l2addr_report_print_json(&j->l2reports[i], rf);
+        else
+            tidal_l2addr_report_print_text(&j->l2reports[i], rf);
+    }
     for (unsigned i = 0; i < j->nreports; i++) {
         if (j->o->report == 2)
             tidal_report_print_json(&j->reports[i], rf);
         else
             tidal_report_print_text(&j->reports[i], rf);
     }
-    if (!j->nreports) fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
+    if (!j->nreports && !j->nl2reports)
+        fputs("tidal-opt: --report: the tidal pass did not run (add -p tidal)\n", stderr);
 }
 
 static int ptx_read(job *j)
@@ -461,6 +512,11 @@ static const char usage_text[] =
     "                   accepts on the lowered module; --report says why others stay)\n"
     "  --arch=SM        GPU for the NVPTX lowering of LLVM IR (default: the kernels'\n"
     "                   \"target-cpu\", else sm_90a), e.g. sm_90, sm_90a\n"
+    "  --l2addr KERNEL:PARAM[,KERNEL:PARAM]\n"
+    "                   the pointer parameters the l2addr pass translates (needs\n"
+    "                   -p l2addr): PARAM is the .param's name or its index (0 first);\n"
+    "                   may be repeated. A kernel or parameter the module lacks is an\n"
+    "                   error (exit 1)\n"
     "  --stats          after the passes, per function of the result: instructions,\n"
     "                   basic blocks, barriers, calls and special-register reads\n"
     "                   (%ctaid, %smid, ...)\n"
@@ -481,6 +537,9 @@ static void usage(FILE *out)
     for (unsigned r = 1; r < TIDAL_NREASONS; r++)
         fprintf(out, "  %-20s %s%s\n", tidal_refusals[r].name, tidal_refusals[r].ir_only ? "IR only: " : "",
                 tidal_refusals[r].why);
+    fputs("\nL2ADDR REFUSALS (-p l2addr):\n", out);
+    for (unsigned r = 1; r < L2A_NREASONS; r++)
+        fprintf(out, "  %-20s %s\n", tidal_l2addr_refusals[r].name, tidal_l2addr_refusals[r].why);
     fputs("\nexit status: 0 success, 1 malformed input (reported as file:line:col: error: ...),\n"
           "2 usage error, 70 internal error.\n",
           out);
@@ -510,8 +569,32 @@ static int add_pass(cli *o, const char *name)
         if (!strcmp(passes[k].name, name)) p = &passes[k];
     if (!p) return usage_error("unknown pass '%s'", name);
     if (o->npipe == MAX_PASSES) return usage_error("too many passes%s", "");
+    if (!strcmp(name, "l2addr")) o->l2addr_pass = true;
     o->pipeline[o->npipe++] = p;
     return 0;
+}
+
+/* --l2addr KERNEL:PARAM[,KERNEL:PARAM...] */
+static int add_l2addr(cli *o, const char *v)
+{
+    char *list = strdup(v), *save = NULL;
+    if (!list) ptx_ice("out of memory");
+    int rc = 0;
+    for (char *tok = strtok_r(list, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        if (!colon || colon == tok || !colon[1]) {
+            rc = usage_error("--l2addr: '%s' is not KERNEL:PARAM", tok);
+            break;
+        }
+        tidal_l2addr_item *n = realloc(o->l2addr, (o->nl2addr + 1) * sizeof *n);
+        if (!n) ptx_ice("out of memory");
+        o->l2addr = n;
+        *colon = 0;
+        n[o->nl2addr++] = (tidal_l2addr_item){.kernel = strdup(tok), .param = strdup(colon + 1)};
+        if (!n[o->nl2addr - 1].kernel || !n[o->nl2addr - 1].param) ptx_ice("out of memory");
+    }
+    free(list);
+    return rc;
 }
 
 /* Reads argv into *o. -1: go on; else the exit status (--help, --version, usage errors). */
@@ -566,6 +649,12 @@ static int parse_args(int argc, char **argv, cli *o)
                 return usage_error("option '%s' needs an argument", a);
             else
                 o->arch = argv[++i];
+        } else if (!strcmp(a, "--l2addr") || !strncmp(a, "--l2addr=", 9)) {
+            const char *v = a[8] == '=' ? a + 9 : NULL;
+            if (!v && i + 1 >= argc) return usage_error("option '%s' needs an argument", a);
+            if (!v) v = argv[++i];
+            int rc = add_l2addr(o, v);
+            if (rc) return rc;
         } else if (!strcmp(a, "--stats")) {
             o->stats = true;
         } else if (a[0] == '-' && a[1]) {
@@ -577,6 +666,8 @@ static int parse_args(int argc, char **argv, cli *o)
         }
     }
     if (!o->in) return usage_error("no input file%s", "");
+    if (o->l2addr_pass && !o->nl2addr) return usage_error("-p l2addr needs --l2addr KERNEL:PARAM%s", "");
+    if (o->nl2addr && !o->l2addr_pass) return usage_error("--l2addr needs -p l2addr%s", "");
     if (o->cubin && !o->out) return usage_error("--cubin needs -o FILE%s", "");
     /* The output goes to standard output unless -o names a file or only reports were
      * asked for (--stats, -d); --report then goes to standard error. */
@@ -615,6 +706,13 @@ int main(int argc, char **argv)
     rc = run_route(&j);
     free(j.src);
     ptx_module_free(j.m);
+    for (unsigned i = 0; i < j.nl2reports; i++) free(j.l2reports[i].items);
+    for (unsigned i = 0; i < j.nretired; i++) ptx_module_free(j.retired[i]);
+    for (unsigned i = 0; i < o.nl2addr; i++) {
+        free((char *)o.l2addr[i].kernel);
+        free((char *)o.l2addr[i].param);
+    }
+    free(o.l2addr);
 #ifdef TIDAL_HAVE_LLVM
     tidal_llvm_free(j.lm);
 #endif

@@ -5,6 +5,7 @@
  * what the module does at module scope. */
 #include "tidal_internal.h"
 #include "tidal_abi.h"
+#include "tidal_l2.h" /* TIDAL_L2ADDR_SYMBOL_PREFIX: the l2addr pass's words, no collision */
 #include "tidal_protocol.h"
 
 bool tidal_text_contains(const char *s, size_t n, const char *needle)
@@ -92,7 +93,8 @@ void tidal_facts_local(const ptx_func *f, tidal_facts *x)
             const ptx_token *k = &m->toks[t];
             if (k->kind == PTX_TK_IDENT &&
                 (starts(m->src + k->off, k->len, "%tdl_") || starts(m->src + k->off, k->len, "$tdl_") ||
-                 starts(m->src + k->off, k->len, "__tidal")))
+                 (starts(m->src + k->off, k->len, "__tidal") &&
+                  !starts(m->src + k->off, k->len, TIDAL_L2ADDR_SYMBOL_PREFIX))))
                 x->prefix_tok = t;
         }
         if (s->kind == PTX_ST_VAR && ptx_tok_is(m, s->tok_begin, ".shared")) x->shared_mem = true;
