@@ -42,6 +42,9 @@ void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, .
  * "file: error: ..." without a line) to `out`. */
 void ptx_diag_print(const ptx_diag *d, FILE *out);
 
+/* s as a JSON string, quotes included (the reports' one escaper). */
+void ptx_json_str(FILE *out, const char *s);
+
 /* What cannot be returned as a ptx_diag: the process must end. */
 typedef enum ptx_fatal_kind {
     PTX_FATAL_INTERNAL, /* a broken invariant: a bug in tidal (the drivers exit 70) */

@@ -189,3 +189,18 @@ char *ptx_tok_str(const ptx_module *m, uint32_t t, char *buf, size_t size)
     buf[n] = 0;
     return buf;
 }
+
+void ptx_json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}

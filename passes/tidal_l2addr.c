@@ -177,21 +177,6 @@ const tidal_l2addr_refusal tidal_l2addr_refusals[L2A_NREASONS] = {
     [L2A_REFUSE_SIBLING] = {"sibling", "another chosen parameter of the kernel was refused"},
 };
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 void tidal_l2addr_report_print_text(const tidal_l2addr_report *r, FILE *out)
 {
     unsigned ok = 0;
@@ -211,14 +196,14 @@ void tidal_l2addr_report_print_text(const tidal_l2addr_report *r, FILE *out)
 void tidal_l2addr_report_print_json(const tidal_l2addr_report *r, FILE *out)
 {
     fputs("{\"file\": ", out);
-    json_str(out, r->file);
+    ptx_json_str(out, r->file);
     fputs(", \"l2addr\": [", out);
     for (unsigned i = 0; i < r->nitems; i++) {
         const tidal_l2addr_item *k = &r->items[i];
         fputs(i ? ",\n  {\"kernel\": " : "\n  {\"kernel\": ", out);
-        json_str(out, k->kernel);
+        ptx_json_str(out, k->kernel);
         fputs(", \"param\": ", out);
-        json_str(out, k->param_name);
+        ptx_json_str(out, k->param_name);
         fprintf(out, ", \"index\": %u, \"line\": %u, \"verdict\": \"%s\"", k->param_index, k->line,
                 k->reason == L2A_OK ? "translated" : "refused");
         if (k->reason == L2A_OK) {
@@ -226,9 +211,9 @@ void tidal_l2addr_report_print_json(const tidal_l2addr_report *r, FILE *out)
                     k->regs_added, TIDAL_L2ADDR_SYMBOL_PREFIX, k->param_index, k->kernel);
         } else {
             fputs(", \"reason\": ", out);
-            json_str(out, tidal_l2addr_refusals[k->reason].name);
+            ptx_json_str(out, tidal_l2addr_refusals[k->reason].name);
             fputs(", \"detail\": ", out);
-            json_str(out, k->detail);
+            ptx_json_str(out, k->detail);
         }
         fputc('}', out);
     }

@@ -1,21 +1,6 @@
 /* tidal_report.c — what the tidal pass did to each kernel, as text or JSON. */
 #include "tidal.h"
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 const char *tidal_exit_mode_name(tidal_exit_mode m)
 {
     switch (m) {
@@ -51,30 +36,30 @@ void tidal_report_print_text(const tidal_report *r, FILE *out)
 void tidal_report_print_json(const tidal_report *r, FILE *out)
 {
     fputs("{\"file\": ", out);
-    json_str(out, r->file);
+    ptx_json_str(out, r->file);
     if (r->note) {
         fputs(", \"note\": ", out);
-        json_str(out, r->note);
+        ptx_json_str(out, r->note);
     }
     fputs(", \"kernels\": [", out);
     for (unsigned i = 0; i < r->nkernels; i++) {
         const tidal_kernel_report *k = &r->kernels[i];
         fputs(i ? ",\n  {" : "\n  {", out);
         fputs("\"name\": ", out);
-        json_str(out, k->name);
+        ptx_json_str(out, k->name);
         fprintf(out, ", \"line\": %u, \"verdict\": \"%s\"", k->line,
                 k->verdict == TIDAL_REWRITTEN ? "rewritten" : "refused");
         if (k->verdict == TIDAL_REWRITTEN) {
             fputs(", \"exit_mode\": ", out);
-            json_str(out, tidal_exit_mode_name(k->exit_mode));
+            ptx_json_str(out, tidal_exit_mode_name(k->exit_mode));
             fprintf(out, ", \"registers_added\": %u, \"barrier_between_blocks\": %s, \"original_verbatim\": %s",
                     k->regs_added, k->barrier_between_blocks ? "true" : "false",
                     k->original_verbatim ? "true" : "false");
         } else {
             fputs(", \"reason\": ", out);
-            json_str(out, tidal_reason_name(k->reason));
+            ptx_json_str(out, tidal_reason_name(k->reason));
             fputs(", \"detail\": ", out);
-            json_str(out, k->detail);
+            ptx_json_str(out, k->detail);
         }
         fputc('}', out);
     }
