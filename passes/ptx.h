@@ -42,6 +42,9 @@ void ptx_diag_error(ptx_diag *d, unsigned line, unsigned col, const char *fmt, .
  * "file: error: ..." without a line) to `out`. */
 void ptx_diag_print(const ptx_diag *d, FILE *out);
 
+/* FNV-1a of n bytes: the passes' name tables hash with it. */
+uint32_t ptx_hash_bytes(const char *s, size_t n);
+
 /* s as a JSON string, quotes included (the reports' one escaper). */
 void ptx_json_str(FILE *out, const char *s);
 

@@ -19,13 +19,6 @@ typedef struct label_map {
     uint32_t *scope_parent; /* per scope id: enclosing scope id */
 } label_map;
 
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static bool same_tok(const ptx_module *m, uint32_t a, uint32_t b)
 {
     return m->toks[a].len == m->toks[b].len &&
@@ -36,7 +29,7 @@ static bool same_tok(const ptx_module *m, uint32_t a, uint32_t b)
 static uint32_t *map_slot(label_map *lm, uint32_t name_tok, uint32_t scope)
 {
     const ptx_token *t = &lm->m->toks[name_tok];
-    for (uint32_t h = (hash_bytes(lm->m->src + t->off, t->len) ^ scope * 2654435761u) & lm->mask;;
+    for (uint32_t h = (ptx_hash_bytes(lm->m->src + t->off, t->len) ^ scope * 2654435761u) & lm->mask;;
          h = (h + 1) & lm->mask) {
         uint32_t v = lm->slots[h];
         if (!v || (lm->scope[v - 1] == scope && same_tok(lm->m, lm->f->stmts[v - 1].opcode_tok, name_tok)))

@@ -204,3 +204,10 @@ void ptx_json_str(FILE *out, const char *s)
     }
     fputc('"', out);
 }
+
+uint32_t ptx_hash_bytes(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}

@@ -236,16 +236,9 @@ typedef struct regtab {
     uint32_t n, cap; /* cap: a power of two */
 } regtab;
 
-static uint32_t hash(const char *s, uint32_t n)
-{
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static reg *reg_get(regtab *t, const char *s, uint32_t n)
 {
-    uint32_t i = hash(s, n) & (t->cap - 1);
+    uint32_t i = ptx_hash_bytes(s, n) & (t->cap - 1);
     for (;; i = (i + 1) & (t->cap - 1)) {
         reg *r = &t->v[i];
         if (!r->name) {
