@@ -101,6 +101,7 @@ int tidal__cu_load(const char *path, void *(*sym)(void *, const char *), tidal_c
         OPT(GraphExecDestroy, "cuGraphExecDestroy"),
         OPT(StreamWriteValue32, "cuStreamWriteValue32_v2"),
         OPT(StreamQuery, "cuStreamQuery"),
+        OPT(StreamWaitEvent, "cuStreamWaitEvent"),
 #undef REQ
 #undef OPT
     };

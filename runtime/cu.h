@@ -90,6 +90,8 @@ typedef struct tidal_cu {
     CUresult (*GraphExecDestroy)(CUgraphExec);
     CUresult (*StreamWriteValue32)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
     CUresult (*StreamQuery)(CUstream);
+    /* optional: launches routed to a partition's cluster stream (launch.c) */
+    CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
 } tidal_cu;
 
 /* Fill *cu from the driver library at path (NULL: $TIDAL_LIBCUDA, else libcuda.so.1),

@@ -43,6 +43,7 @@ typedef struct tidal__fn {
     int clone_static;   /* the clone's static shared memory (SHARED_SIZE_BYTES) */
     int smem_read;      /* clone_dyn and clone_static were read */
     int smem_full_said; /* a launch that left no room for the words was logged */
+    unsigned cluster;   /* blocks per cluster it requires by itself (0: not read yet) */
     tidal__duration dur[TIDAL_FN_SAMPLES];
 } tidal__fn;
 

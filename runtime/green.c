@@ -1,14 +1,20 @@
 /* green.c — placement: green contexts of SM sets (docs/design.md, "Hybrid placement").
  *
- * The device's SMs are split once into the finest groups the driver allows
- * (cuDevSmResourceSplitByCount with CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: 2 SMs
- * on the H200). Which %smid values a group holds is not in the API, so it is measured:
- * a probe kernel records the %smid of its blocks in green contexts made of groups chosen
- * by the bits of (group index + 1); an SM's bits then name its group. The map is checked
- * (each group gets exactly its SM count) or placement is off for the process, with the
- * reason logged. A partition's SM set that is exactly a union of groups gets a green
- * context of those groups (made once per set: ~1 ms) whose streams place every kernel
- * on exactly those SMs. Called with the lock held. */
+ * The device's SMs are split into groups two ways ("grains"), each once, on first use:
+ *  - placement: the finest groups the driver allows (cuDevSmResourceSplitByCount with
+ *    CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: 2 SMs on the H200). A partition's SM
+ *    set that is exactly a union of them gets a green context of those groups (made once
+ *    per set: ~1 ms) whose streams place every kernel on exactly those SMs. Such a context
+ *    runs thread-block clusters of at most one group's SMs (2 blocks).
+ *  - clusters: co-schedulable groups of TIDAL_CLUSTER_GRAIN SMs (the split without that
+ *    flag), which run clusters of up to that many blocks. A partition's cluster context is
+ *    made of the cluster groups inside its set (a subset of its SMs, possibly empty):
+ *    launches with larger clusters are routed there (launch.c).
+ * Which %smid values a group holds is not in the API, so it is measured: a probe kernel
+ * records the %smid of its blocks in green contexts made of groups chosen by the bits of
+ * (group index + 1); an SM's bits then name its group. The map is checked (each group gets
+ * exactly its SM count) or that grain is off for the process, with the reason logged.
+ * Called with the lock held. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +25,33 @@
 
 #define TIDAL_MAX_GREEN 32 /* green contexts per process (one per SM set used) */
 
-static struct {
-    int state; /* 0 not tried, 1 ready, -1 unavailable */
+/* One way of splitting the device's SMs into groups. */
+typedef struct grain {
+    const char *what; /* "placement", "cluster": for messages */
+    unsigned min;     /* SMs per group asked of cuDevSmResourceSplitByCount */
+    unsigned flags;   /* its flags */
+    int state;        /* 0 not tried, 1 ready, -1 unavailable */
     unsigned ngroups;
     CUdevResource groups[TIDAL_MAX_SMS];
     tidal_smset group_sms[TIDAL_MAX_SMS];
+} grain;
+
+static struct {
+    grain place, cluster;
     tidal__green greens[TIDAL_MAX_GREEN];
     unsigned ngreens;
 } G;
+
+static void grains_init(void)
+{
+    if (G.place.what) return;
+    G.place.what = "placement";
+    G.place.min = 2;
+    G.place.flags = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
+    G.cluster.what = "cluster";
+    G.cluster.min = TIDAL_CLUSTER_GRAIN;
+    G.cluster.flags = 0;
+}
 
 /* One block per SM at a time (a large dynamic shared memory request) and a few µs each:
  * every SM of the context runs some. out: 256-bit set of the %smid values seen. */
@@ -65,12 +90,12 @@ static const char probe_ptx[] = ".version 7.0\n"
 
 #define PROBE_SMEM (120 * 1024)
 
-static int make_green(const unsigned *idx, unsigned n, CUgreenCtx *out)
+static int make_green(const grain *gr, const unsigned *idx, unsigned n, CUgreenCtx *out)
 {
     const tidal_cu *cu = tidal__cu();
     CUdevResource *res = calloc(n ? n : 1, sizeof *res);
     if (!res) return tidal__fail(TIDAL_ERR_NO_MEMORY, "green context resources");
-    for (unsigned i = 0; i < n; i++) res[i] = G.groups[idx[i]];
+    for (unsigned i = 0; i < n; i++) res[i] = gr->groups[idx[i]];
     CUdevResourceDesc d;
     CUresult r = cu->DevResourceGenerateDesc(&d, res, n);
     free(res);
@@ -81,11 +106,11 @@ static int make_green(const unsigned *idx, unsigned n, CUgreenCtx *out)
 }
 
 /* The %smid values blocks of a kernel see in a green context of groups idx[0..n). */
-static int probe_sms(CUfunction f, CUdeviceptr buf, const unsigned *idx, unsigned n, tidal_smset *seen)
+static int probe_sms(const grain *gr, CUfunction f, CUdeviceptr buf, const unsigned *idx, unsigned n, tidal_smset *seen)
 {
     const tidal_cu *cu = tidal__cu();
     CUgreenCtx g;
-    int st = make_green(idx, n, &g);
+    int st = make_green(gr, idx, n, &g);
     if (st) return st;
     CUstream s = NULL;
     CUresult r = cu->GreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0);
@@ -103,7 +128,7 @@ static int probe_sms(CUfunction f, CUdeviceptr buf, const unsigned *idx, unsigne
     return r == CUDA_SUCCESS ? TIDAL_OK : tidal__cuda_fail(r, "green-context SM probe");
 }
 
-static int calibrate(void)
+static int calibrate(grain *gr)
 {
     const tidal_cu *cu = tidal__cu();
     if (!cu->DeviceGetDevResource || !cu->DevSmResourceSplitByCount || !cu->DevResourceGenerateDesc ||
@@ -115,10 +140,10 @@ static int calibrate(void)
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDeviceGetDevResource");
     unsigned n = TIDAL_MAX_SMS;
     CUdevResource rest;
-    r = cu->DevSmResourceSplitByCount(G.groups, &n, &all, &rest, CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING, 2);
+    r = cu->DevSmResourceSplitByCount(gr->groups, &n, &all, &rest, gr->flags, gr->min);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuDevSmResourceSplitByCount");
     if (n == 0 || n >= 255) return tidal__fail(TIDAL_ERR_CUDA, "split into %u SM groups", n);
-    G.ngroups = n;
+    gr->ngroups = n;
     CUmodule m;
     r = cu->ModuleLoadData(&m, probe_ptx);
     if (r != CUDA_SUCCESS) return tidal__cuda_fail(r, "cuModuleLoadData(SM probe)");
@@ -139,7 +164,7 @@ static int calibrate(void)
         for (unsigned i = 0; i < n; i++)
             if (((i + 1) >> b) & 1) idx[k++] = i;
         tidal_smset seen;
-        st = probe_sms(f, buf, idx, k, &seen);
+        st = probe_sms(gr, f, buf, idx, k, &seen);
         for (unsigned s = 0; !st && s < TIDAL_MAX_SMS; s++)
             if ((seen.bits[s >> 6] >> (s & 63)) & 1) code_of_sm[s] |= 1u << b;
     }
@@ -147,81 +172,123 @@ static int calibrate(void)
     if (buf) cu->MemFree(buf);
     cu->ModuleUnload(m);
     if (st) return st;
-    memset(G.group_sms, 0, sizeof G.group_sms);
+    memset(gr->group_sms, 0, sizeof gr->group_sms);
     for (unsigned s = 0; s < TIDAL_MAX_SMS; s++) {
         if (!code_of_sm[s]) continue;
         unsigned g = code_of_sm[s] - 1;
         if (s >= tidal__nsm() || g >= n)
             return tidal__fail(TIDAL_ERR_CUDA, "SM probe: SM %u decoded to group %u of %u", s, g, n);
-        G.group_sms[g].bits[s >> 6] |= 1ull << (s & 63);
+        gr->group_sms[g].bits[s >> 6] |= 1ull << (s & 63);
     }
     for (unsigned g = 0; g < n; g++)
-        if (tidal_smset_count(&G.group_sms[g]) != G.groups[g].sm.smCount)
+        if (tidal_smset_count(&gr->group_sms[g]) != gr->groups[g].sm.smCount)
             return tidal__fail(TIDAL_ERR_CUDA, "SM probe: group %u showed %u of its %u SMs", g,
-                               tidal_smset_count(&G.group_sms[g]), G.groups[g].sm.smCount);
-    char first[32];
-    tidal_smset_format(&G.group_sms[0], first, sizeof first);
-    tidal__log("placement: %u SM groups of %u (group 0 = SMs %s)", n, G.groups[0].sm.smCount, first);
+                               tidal_smset_count(&gr->group_sms[g]), gr->groups[g].sm.smCount);
+    /* the whole map, one group a line: which SMs a partition must hold for a cluster
+     * context is read from it */
+    for (unsigned g = 0; g < n; g++) {
+        char text[64];
+        tidal_smset_format(&gr->group_sms[g], text, sizeof text);
+        if (g == 0 || gr == &G.cluster)
+            tidal__log("%s: %u SM groups of %u; group %u = SMs %s", gr->what, n, gr->groups[g].sm.smCount, g, text);
+    }
     return TIDAL_OK;
 }
 
-static int green_ready(void)
+static int grain_ready(grain *gr)
 {
-    if (G.state == 0) {
+    grains_init();
+    if (gr->state == 0) {
         const char *e = getenv("TIDAL_GREEN");
-        int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate();
-        G.state = st ? -1 : 1;
-        if (st)
+        int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate(gr);
+        gr->state = st ? -1 : 1;
+        if (st && gr == &G.place)
             tidal__warn("placement off: %s; partitions are masked by their persistent clones only", tidal_last_error());
+        else if (st)
+            tidal__warn("no cluster groups: %s; launches with clusters of more than %u blocks fail on partition "
+                        "streams",
+                        tidal_last_error(), G.place.min);
     }
-    return G.state == 1;
+    return gr->state == 1;
+}
+
+static int green_ready(void) { return grain_ready(&G.place); }
+
+/* The groups of gr inside set (idx/n) and their union (*u). */
+static void groups_inside(const grain *gr, const tidal_smset *set, unsigned *idx, unsigned *n, tidal_smset *u)
+{
+    memset(u, 0, sizeof *u);
+    *n = 0;
+    for (unsigned g = 0; g < gr->ngroups; g++) {
+        int inside = 1;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (gr->group_sms[g].bits[w] & ~set->bits[w]) == 0;
+        if (!inside) continue;
+        idx[(*n)++] = g;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u->bits[w] |= gr->group_sms[g].bits[w];
+    }
 }
 
 /* Does set equal the union of the groups inside it? idx/n get those groups. */
-static int union_of_groups(const tidal_smset *set, unsigned *idx, unsigned *n)
+static int union_of_groups(const grain *gr, const tidal_smset *set, unsigned *idx, unsigned *n)
 {
     tidal_smset u;
-    memset(&u, 0, sizeof u);
-    *n = 0;
-    for (unsigned g = 0; g < G.ngroups; g++) {
-        int inside = 1;
-        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (G.group_sms[g].bits[w] & ~set->bits[w]) == 0;
-        if (!inside) continue;
-        idx[(*n)++] = g;
-        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u.bits[w] |= G.group_sms[g].bits[w];
-    }
+    groups_inside(gr, set, idx, n, &u);
     return *n > 0 && memcmp(&u, set, sizeof u) == 0;
+}
+
+static const tidal__green *cached(const grain *gr, const tidal_smset *set)
+{
+    for (unsigned i = 0; i < G.ngreens; i++)
+        if (G.greens[i].cluster_max == gr->min && memcmp(&G.greens[i].set, set, sizeof *set) == 0) return &G.greens[i];
+    return NULL;
+}
+
+/* A new green context of gr's groups idx[0..n), whose union is set; NULL (said) when none. */
+static const tidal__green *make_cached(const grain *gr, const tidal_smset *set, const unsigned *idx, unsigned n)
+{
+    if (G.ngreens == TIDAL_MAX_GREEN) {
+        tidal__warn("%s: %d green contexts made already; none for this SM set", gr->what, TIDAL_MAX_GREEN);
+        return NULL;
+    }
+    tidal__green *g = &G.greens[G.ngreens];
+    if (make_green(gr, idx, n, &g->g) != TIDAL_OK) {
+        tidal__warn("%s: %s", gr->what, tidal_last_error());
+        return NULL;
+    }
+    g->set = *set;
+    g->cluster_max = gr->min;
+    G.ngreens++;
+    char text[128];
+    tidal_smset_format(set, text, sizeof text);
+    tidal__log("%s: green context for SMs %s", gr->what, text);
+    return g;
 }
 
 const tidal__green *tidal__green_for(const tidal_smset *set, int create)
 {
     if (!green_ready()) return NULL;
-    for (unsigned i = 0; i < G.ngreens; i++)
-        if (memcmp(&G.greens[i].set, set, sizeof *set) == 0) return &G.greens[i];
+    const tidal__green *c = cached(&G.place, set);
+    if (c) return c;
     unsigned idx[TIDAL_MAX_SMS], n;
-    if (!union_of_groups(set, idx, &n)) return NULL;
-    if (!create) return NULL;
-    if (G.ngreens == TIDAL_MAX_GREEN) {
-        tidal__warn("placement: %d green contexts made already; this SM set runs masked only", TIDAL_MAX_GREEN);
-        return NULL;
-    }
-    tidal__green *g = &G.greens[G.ngreens];
-    if (make_green(idx, n, &g->g) != TIDAL_OK) {
-        tidal__warn("placement: %s", tidal_last_error());
-        return NULL;
-    }
-    g->set = *set;
-    G.ngreens++;
-    char text[128];
-    tidal_smset_format(set, text, sizeof text);
-    tidal__log("placement: green context for SMs %s", text);
-    return g;
+    if (!union_of_groups(&G.place, set, idx, &n) || !create) return NULL;
+    return make_cached(&G.place, set, idx, n);
+}
+
+const tidal__green *tidal__green_cluster_for(const tidal_smset *set)
+{
+    if (!green_ready() || !grain_ready(&G.cluster)) return NULL;
+    unsigned idx[TIDAL_MAX_SMS], n;
+    tidal_smset u;
+    groups_inside(&G.cluster, set, idx, &n, &u);
+    if (n == 0) return NULL;
+    const tidal__green *c = cached(&G.cluster, &u);
+    return c ? c : make_cached(&G.cluster, &u, idx, n);
 }
 
 int tidal__green_is_union(const tidal_smset *set)
 {
     unsigned idx[TIDAL_MAX_SMS], n;
-    return green_ready() && union_of_groups(set, idx, &n);
+    return green_ready() && union_of_groups(&G.place, set, idx, &n);
 }
 
 void tidal__green_teardown(void)

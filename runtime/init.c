@@ -110,12 +110,12 @@ static int init_locked(unsigned flags)
 static void teardown_locked(void)
 {
     tidal__parts_teardown();
+    tidal__streams_teardown(); /* its cluster routes live in green contexts */
     tidal__green_teardown();
     tidal__l2_teardown();
     tidal__launch_teardown();
     tidal__device_close();
     tidal__fns_teardown();
-    tidal__streams_teardown();
     tidal__modules_teardown();
     tidal__flow_joins_reset();
     tidal__device_reset();

@@ -8,7 +8,10 @@
  * parameter, a tidal_launch, appended after the original parameters, both for
  * kernelParams and for CU_LAUNCH_PARAM_BUFFER_POINTER launches. Anything else (kernels
  * without the rewrite, kernels the pass refused, cooperative or clustered launches,
- * grids the clone cannot take) is launched exactly as given. What a function is comes
+ * grids the clone cannot take) is launched exactly as given, but for one thing: on a
+ * partition stream whose green context runs clusters of at most 2 blocks, a launch with
+ * larger clusters goes to the stream's route (streams.h), a stream of the cluster groups
+ * inside the partition, ordered by an event each way. What a function is comes
  * from functions.c (tidal__fn_lookup), a stream's binding and slot from streams.c, the
  * partition from partitions.c; a launch that may flow in is recorded with flowin.c. */
 #define _GNU_SOURCE
@@ -19,6 +22,7 @@
 #include "device.h"
 #include "flowin.h"
 #include "functions.h"
+#include "green.h"
 #include "launch.h"
 #include "partitions.h"
 #include "streams.h"
@@ -49,6 +53,7 @@ static struct {
     tidal__launch_config cfg;
     atomic_ullong n_rewritten, n_original, n_unknown, n_refused, n_unmasked, n_graph_probe;
     atomic_ullong n_smem_full; /* of n_unmasked: no room for the clone's shared words */
+    atomic_ullong n_routed;    /* launched on a partition stream's cluster route */
     int smem_optin;            /* the device's opt-in shared memory per block (0: not read, -1: none) */
     uint64_t next_key;
     pending_sample pending[TIDAL_PENDING];
@@ -188,6 +193,10 @@ typedef struct plan {
     int remember;      /* record for flow-in */
     unsigned occ;      /* workers per SM */
     unsigned smem;     /* the clone's dynamic shared memory: the launch's + its words */
+    /* the stream's cluster route (streams.h), for a launch not handled here */
+    unsigned cluster_max; /* 0: none */
+    CUstream route;
+    unsigned fn_cluster; /* blocks per cluster the function requires by itself */
 } plan;
 
 /* Parameters of the clone: the original ones + &tl (kernelParams) or the original buffer
@@ -402,6 +411,88 @@ static void cancel_sample(pending_sample *smp, CUfunction f)
     tidal__unlock();
 }
 
+/* ------------------------------------------------------------------ cluster routes */
+
+/* Blocks per cluster e requires by itself (.reqnctapercluster; 1 when none), asked of
+ * the driver on its first launch on a stream with a route. Called with the lock held. */
+static unsigned fn_cluster_blocks(tidal__fn *e)
+{
+    if (!e->cluster) {
+        static const CUfunction_attribute at[3] = {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+                                                   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                                                   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH};
+        uint64_t n = 1;
+        for (int i = 0; e->fn && i < 3; i++) {
+            int d = 0;
+            if (tidal__cu()->FuncGetAttribute(&d, at[i], e->fn) == CUDA_SUCCESS && d > 1) n *= (uint64_t)d;
+        }
+        e->cluster = n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
+    }
+    return e->cluster;
+}
+
+/* Blocks per cluster of a launch: its cluster attribute, else the function's own (fn). */
+static unsigned cluster_blocks(const tidal_launch_req *q, unsigned fn)
+{
+    for (unsigned i = 0; q->ex && i < q->ex->numAttrs; i++) {
+        const CUlaunchAttribute *a = &q->ex->attrs[i];
+        if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            uint64_t n = (uint64_t)a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z;
+            return n > UINT32_MAX ? UINT32_MAX : n ? (unsigned)n : 1;
+        }
+    }
+    return fn;
+}
+
+/* q, unchanged but for its stream: on route, after everything queued on its stream before
+ * it, and before everything queued there after it (fork: route waits for the stream;
+ * join: the stream waits for route). In a capture, the wait brings route into it and the
+ * join takes it back out, so the graph holds the launch in the stream's order. The lock
+ * keeps each stream's fork/join pair one launch's at a time. */
+static CUresult launch_routed(const tidal_launch_req *q, CUstream route)
+{
+    const tidal_cu *cu = tidal__cu();
+    CUstream s = tidal__norm_stream(q->ex ? q->ex->hStream : q->stream, q->ptsz);
+    tidal__lock();
+    const tidal__stream *b = tidal__stream_get(s, 0);
+    if (!b || b->route != route) { /* unbound meanwhile: as given */
+        tidal__unlock();
+        return tidal__launch_given(q);
+    }
+    CUevent fork = b->fork, join = b->join;
+    CUresult r = cu->EventRecord(fork, s);
+    if (r == CUDA_SUCCESS) r = cu->StreamWaitEvent(route, fork, 0);
+    if (r != CUDA_SUCCESS) {
+        tidal__unlock();
+        return r;
+    }
+    if (q->ex) {
+        CUlaunchConfig c = *q->ex;
+        c.hStream = route;
+        r = cu->LaunchKernelEx(&c, q->f, q->params, q->extra);
+    } else {
+        r = cu->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2], q->smem,
+                             route, q->params, q->extra);
+    }
+    /* joined even after a failed launch: a capture must get route back */
+    CUresult rj = cu->EventRecord(join, route);
+    if (rj == CUDA_SUCCESS) rj = cu->StreamWaitEvent(s, join, 0);
+    tidal__unlock();
+    if (r == CUDA_SUCCESS) atomic_fetch_add(&L.n_routed, 1);
+    return r != CUDA_SUCCESS ? r : rj;
+}
+
+/* A launch the plan leaves as given: routed when its clusters are larger than its
+ * stream's green context runs (*handled = 1), else left to the caller. */
+static CUresult route_or_decline(const tidal_launch_req *q, const plan *pl, int *handled)
+{
+    if (!pl->route || cluster_blocks(q, pl->fn_cluster) <= pl->cluster_max) return CUDA_SUCCESS;
+    *handled = 1;
+    CUresult r = launch_routed(q, pl->route);
+    if (r != CUDA_SUCCESS) tidal__launch_explain(q, r);
+    return r;
+}
+
 /* ------------------------------------------------------------------ the plan */
 
 static int subset(const tidal_smset *a, const tidal_smset *b)
@@ -478,7 +569,13 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     memset(pl, 0, sizeof *pl);
     pl->sample = -1;
     poll_pending();
+    const tidal__stream *rb = tidal__stream_get(tidal__norm_stream(q->stream, q->ptsz), 0);
+    if (rb && rb->route) {
+        pl->route = rb->route;
+        pl->cluster_max = rb->cluster_max;
+    }
     tidal__fn *e = tidal__fn_lookup(q->f, q->kernel);
+    pl->fn_cluster = e && pl->route ? fn_cluster_blocks(e) : 1;
     if (!e || e->kind == FN_UNKNOWN || e->kind == FN_CLONE) {
         atomic_fetch_add(&L.n_unknown, 1);
         return;
@@ -735,12 +832,12 @@ CUresult tidal__launch_run(const tidal_launch_req *q, int *handled)
         *handled = 1;
         return r;
     }
-    if (!pl.reshape) return CUDA_SUCCESS;
+    if (!pl.reshape) return route_or_decline(q, &pl, handled);
     int ok;
     CUresult r = launch_plan(q, &pl, &ok);
     if (!ok) {
         atomic_fetch_add(&L.n_unmasked, 1);
-        return CUDA_SUCCESS;
+        return route_or_decline(q, &pl, handled);
     }
     atomic_fetch_add(&L.n_rewritten, 1);
     *handled = 1;
@@ -750,21 +847,26 @@ CUresult tidal__launch_run(const tidal_launch_req *q, int *handled)
 /* A launch the driver refused for its clusters on a partition's green-context stream: the
  * status is the caller's (libtidal does not move the launch off the partition's SMs);
  * this says why, once per process. Green contexts of the 2-SM groups the H200 splits into
- * run clusters of at most 2 blocks (docs/performance.md §16.3: cuBLASLt's sm90 GEMMs fail
- * there). Called on the error path only. */
+ * run clusters of at most 2 blocks (docs/performance.md §16.3: cuBLASLt's sm90 GEMMs
+ * fail there); larger ones are routed to the partition's cluster groups, so this is a
+ * partition with none inside, or a cluster larger than such a group. Called on the error
+ * path only. */
 void tidal__launch_explain(const tidal_launch_req *q, CUresult r)
 {
     static atomic_int said;
     if (r != CUDA_ERROR_INVALID_CLUSTER_SIZE || atomic_load(&said) || !tidal__ready()) return;
     tidal__lock();
     const tidal__stream *st = tidal__stream_get(tidal__norm_stream(q->ex ? q->ex->hStream : q->stream, q->ptsz), 0);
-    int green = st && st->green;
+    int green = st && st->green, routed = st && st->route;
     tidal__unlock();
     if (green && !atomic_exchange(&said, 1))
         tidal__warn("a kernel with thread-block clusters was refused (CUDA_ERROR_INVALID_CLUSTER_SIZE) on a partition "
-                    "stream: its green context of 2-SM groups runs clusters of at most 2 blocks; run such kernels "
-                    "(cuBLASLt, CUTLASS, FlashAttention-3) on another stream, or choose kernels without clusters "
-                    "(docs/design.md, \"Known limits\")");
+                    "stream: %s; run such kernels (cuBLASLt, CUTLASS, cuDNN, FlashAttention-3) on another stream, give "
+                    "the partition whole cluster groups, or choose kernels without clusters (docs/design.md, "
+                    "\"Known limits\")",
+                    routed ? "its cluster groups run clusters of at most their size"
+                           : "no cluster group lies inside the partition, and its green context of 2-SM groups runs "
+                             "clusters of at most 2 blocks");
 }
 
 /* ------------------------------------------------------------------ init, counters */
@@ -795,6 +897,7 @@ void tidal__launch_counts(tidal_stats *out)
     out->launches_unmasked = atomic_load(&L.n_unmasked);
     out->launches_graph_probe = atomic_load(&L.n_graph_probe);
     out->launches_smem_full = atomic_load(&L.n_smem_full);
+    out->launches_cluster_routed = atomic_load(&L.n_routed);
 }
 
 void tidal__launch_counts_reset(void)
@@ -806,4 +909,5 @@ void tidal__launch_counts_reset(void)
     atomic_store(&L.n_unmasked, 0);
     atomic_store(&L.n_graph_probe, 0);
     atomic_store(&L.n_smem_full, 0);
+    atomic_store(&L.n_routed, 0);
 }

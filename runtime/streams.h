@@ -14,6 +14,13 @@ typedef struct tidal__stream {
     struct tidal_part *part; /* bound partition; NULL: the default partition */
     int green;               /* made by tidal_partition_stream in a green context */
     tidal_smset sms;         /* the SMs its kernels can run on (all when not green) */
+    /* A green stream runs thread-block clusters of at most cluster_max blocks (its
+     * green context's group size); launches with larger ones go to route, a stream of
+     * the same priority in the green context of the cluster groups inside the partition
+     * (green.c), ordered against this one by the fork and join events (launch.c). */
+    unsigned cluster_max; /* 0: no limit (not green) */
+    CUstream route;       /* NULL: no cluster group lies inside the partition's SMs */
+    CUevent fork, join;
     /* launch.c's: its slot and the epoch of its last clone launch there */
     struct tidal_part *slot_part; /* partition of its slot (0 = none yet) */
     unsigned slot, epoch;

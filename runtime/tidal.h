@@ -186,22 +186,25 @@ int tidal_launch_kernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
                         unsigned smem, void *stream, void **params, void **extra);
 
 typedef struct tidal_stats {
-    uint64_t launches_rewritten;   /* launched as reshaped clones (case c) */
-    uint64_t launches_original;    /* rewritten kernels launched as the original on a placed
-                                      stream (short kernels, TIDAL_PLACE_HYBRID/ORIGINAL) */
-    uint64_t launches_unknown;     /* kernels without the rewrite, run untouched */
-    uint64_t launches_refused;     /* kernels of a rewritten module that the pass refused */
-    uint64_t launches_unmasked;    /* rewritten kernels launched with no partition */
-    uint64_t joins;                /* joining launches started for running kernels when their
-                                      partition was given SMs (flow-in, TIDAL_FLOW_IN) */
-    uint64_t launches_graph_probe; /* clones captured into graphs in probe mode, the slow one
-                                      (no capture slot was left, or the driver gives no capture
-                                      id); the others run in epoch mode on a capture slot */
-    uint64_t launches_smem_full;   /* of launches_unmasked: rewritten kernels whose dynamic shared
-                                      memory left no room for the clone's protocol words (within
-                                      TIDAL_SH_BYTES of the device's per-block limit) */
-    uint64_t violations;           /* p: liveness-guard activations (see tidal_abi.h) */
-    uint64_t sm_blocks[256];       /* p: logical blocks run per SM */
+    uint64_t launches_rewritten;      /* launched as reshaped clones (case c) */
+    uint64_t launches_original;       /* rewritten kernels launched as the original on a placed
+                                         stream (short kernels, TIDAL_PLACE_HYBRID/ORIGINAL) */
+    uint64_t launches_unknown;        /* kernels without the rewrite, run untouched */
+    uint64_t launches_refused;        /* kernels of a rewritten module that the pass refused */
+    uint64_t launches_unmasked;       /* rewritten kernels launched with no partition */
+    uint64_t joins;                   /* joining launches started for running kernels when their
+                                         partition was given SMs (flow-in, TIDAL_FLOW_IN) */
+    uint64_t launches_graph_probe;    /* clones captured into graphs in probe mode, the slow one
+                                         (no capture slot was left, or the driver gives no capture
+                                         id); the others run in epoch mode on a capture slot */
+    uint64_t launches_smem_full;      /* of launches_unmasked: rewritten kernels whose dynamic shared
+                                         memory left no room for the clone's protocol words (within
+                                         TIDAL_SH_BYTES of the device's per-block limit) */
+    uint64_t launches_cluster_routed; /* launches with clusters larger than a partition stream's
+                                         green context runs, sent to the stream's route: the
+                                         partition's co-schedulable cluster groups */
+    uint64_t violations;              /* p: liveness-guard activations (see tidal_abi.h) */
+    uint64_t sm_blocks[256];          /* p: logical blocks run per SM */
 } tidal_stats;
 
 /* Process counters, plus p's device counters when p is not NULL (copies from the device;

@@ -87,7 +87,8 @@ class Tidal:
     """Snapshots of tidal's counters around a measurement (None on the unmodified side)."""
 
     COUNTERS = ("launches_rewritten", "launches_original", "launches_unknown", "launches_refused",
-                "launches_unmasked", "joins", "launches_graph_probe", "launches_smem_full")
+                "launches_unmasked", "joins", "launches_graph_probe", "launches_smem_full",
+                "launches_cluster_routed")
 
     def __init__(self, tt):
         self.tt = tt
@@ -246,7 +247,8 @@ class Bench:
             c["interposed_per_request"] = interposed
             if interposed is not None:
                 c["interposed_total"] = sum(interposed[k] for k in Tidal.COUNTERS
-                                            if k not in ("joins", "launches_graph_probe", "launches_smem_full"))
+                                            if k not in ("joins", "launches_graph_probe", "launches_smem_full",
+                                                         "launches_cluster_routed"))
             self.res["kernels"][name] = c
             self.log("%s kernels/request: %d (%d Triton, %d closed: %s); graph replay %d kernels%s%s" % (
                 name, c["kernels"], c["triton"], c["closed"],

@@ -64,7 +64,8 @@ class SmSet(ctypes.Structure):
 
 _U64 = ctypes.c_uint64
 STATS_COUNTERS = ("launches_rewritten", "launches_original", "launches_unknown", "launches_refused",
-                  "launches_unmasked", "joins", "launches_graph_probe", "launches_smem_full", "violations")
+                  "launches_unmasked", "joins", "launches_graph_probe", "launches_smem_full", "launches_cluster_routed",
+                  "violations")
 
 
 class Stats(ctypes.Structure):

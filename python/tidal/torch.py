@@ -322,7 +322,9 @@ def stats(part=None):
     launches_refused, launches_unmasked, joins, launches_graph_probe (clones captured into a
     graph in the slow probe mode: no capture slot was left), launches_smem_full (of
     launches_unmasked: dynamic shared memory within TIDAL_SH_BYTES of the per-block limit, no
-    room for the clone's protocol words) (process counters), plus
+    room for the clone's protocol words), launches_cluster_routed (launches with clusters larger
+    than a partition stream's green context runs, sent to the partition's cluster groups)
+    (process counters), plus
     triton_modules_rewritten / _not_rewritten. With a Partition: its device counters too:
     violations, sm_blocks (logical blocks per SM, rewritten kernels only), blocks_total and
     blocks_outside_mask (against the current mask)."""

@@ -21,7 +21,8 @@ typedef struct {
     unsigned short_us;
 } part;
 typedef struct {
-    uint64_t rewritten, original, unknown, refused, unmasked, joins, graph_probe, smem_full, violations, sm_blocks[256];
+    uint64_t rewritten, original, unknown, refused, unmasked, joins, graph_probe, smem_full, cluster_routed, violations,
+        sm_blocks[256];
 } stats;
 
 static part parts[16];

@@ -4,8 +4,9 @@
  * and a refused kernel r; module "plain" holds u, not rewritten. kk, kr and ku are CUkernel
  * handles (library kernels, as CUDA 13's cudart launches <<<>>>) of k, r and u. Events
  * complete when fake_running is 0 and time every launch at fake_ms. There is no
- * green-context API: placement is off, and only streams on all SMs count as placed. The
- * two L2 sides and VMM memory homed on them exist only after fake_l2_on() (below).
+ * green-context API until fake_green_on() (below): placement is off, and only streams on
+ * all SMs count as placed. The two L2 sides and VMM memory homed on them exist only after
+ * fake_l2_on() (below).
  *
  * Where the real driver fails a call, so does the fake, and it counts the failure in
  * fake_errors (the calls in fake_error_log): compute-sanitizer reports every failing call
@@ -50,6 +51,7 @@ typedef struct fake_fn {
     int loaded;
     struct fake_fn *kernel_of; /* non-NULL: a CUkernel, whose CUfunction here is kernel_of */
     int static_smem;           /* SHARED_SIZE_BYTES */
+    int cluster;               /* REQUIRED_CLUSTER_WIDTH (.reqnctapercluster; 0: none) */
 } fake_fn;
 
 static int fake_errors;          /* failing calls since fake_reset */
@@ -317,6 +319,7 @@ static CUresult f_fnattr(int *v, CUfunction_attribute a, CUfunction f)
     const fake_fn *ff = (const fake_fn *)f;
     *v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? fake_max_dyn(ff)
          : a == CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES           ? ff->static_smem
+         : a == CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH      ? ff->cluster
                                                               : 0;
     return CUDA_SUCCESS;
 }
@@ -382,6 +385,9 @@ static void record(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 }
 /* Runs a launched kernel the fake can run (the L2 probes, fake_l2_on): set by fake_l2_on. */
 static void (*fake_run)(CUfunction f, void **params);
+/* The same for kernels whose effect depends on the stream's SMs (green.c's probe,
+ * fake_green_on). */
+static void (*fake_run_on)(CUfunction f, CUstream s, void **params);
 /* As the driver, a launch with more dynamic shared memory than the function is allowed
  * fails (it is still recorded). */
 static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
@@ -389,6 +395,7 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 {
     record(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
     if (fake_run && params) fake_run(f, params);
+    if (fake_run_on && params) fake_run_on(f, s, params);
     return (int)smem > fake_max_dyn((fake_fn *)f) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 static CUresult f_launchex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
@@ -499,10 +506,10 @@ static tidal_cu fake = {
 
 /* Module "rw": kernel k(ptr, int) rewritten (clone with the tidal_launch at offset 16),
  * kernel r refused (no clone). Module "plain": kernel u, not rewritten. */
-static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0};
-static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0, NULL, 0};
-static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0, NULL, 0};
-static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0, NULL, 0};
+static fake_fn fk = {"k", NULL, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0, 0};
+static fake_fn fkc = {"k__tidal_reshaped", NULL, 3, {0, 8, 16}, {8, 4, TIDAL_LAUNCH_BYTES}, 0, 0, NULL, 0, 0};
+static fake_fn fr = {"r", NULL, 1, {0}, {8}, 0, 0, NULL, 0, 0};
+static fake_fn fu = {"u", NULL, 1, {0}, {8}, 0, 0, NULL, 0, 0};
 static fake_module mrw = {1, 0, 1, {"k", "k__tidal_reshaped", "r", NULL}, {&fk, &fkc, &fr, NULL}, 1, 0};
 static fake_module mplain = {0, 0, 0, {"u", NULL}, {&fu, NULL}, 0, 0};
 /* CUkernel handles of k, r and u (cuLibraryGetKernel's) */
@@ -528,8 +535,8 @@ static unsigned fake_sm_side(unsigned s) { return (s / 2) % 3 == 0 ? 0u : 1u; }
 static size_t fake_granularity;               /* cuMemGetAllocationGranularity: 2 MiB */
 static int fake_vmm_handles, fake_vmm_mapped; /* live cuMemCreate handles, mapped granules */
 
-static fake_fn fl2side = {"tidal_l2side_probe", NULL, 6, {0}, {0}, 0, 0, NULL, 0};
-static fake_fn fl2mem = {"tidal_l2mem_probe", NULL, 8, {0}, {0}, 0, 0, NULL, 0};
+static fake_fn fl2side = {"tidal_l2side_probe", NULL, 6, {0}, {0}, 0, 0, NULL, 0, 0};
+static fake_fn fl2mem = {"tidal_l2mem_probe", NULL, 8, {0}, {0}, 0, 0, NULL, 0, 0};
 static fake_module ml2side = {0, 0, 0, {"tidal_l2side_probe", NULL}, {&fl2side, NULL}, 0, 0};
 static fake_module ml2mem = {0, 0, 0, {"tidal_l2mem_probe", NULL}, {&fl2mem, NULL}, 0, 0};
 
@@ -669,6 +676,227 @@ static inline void fake_l2_on(unsigned mask) /* inline: not every test program u
     fake_l2_table(1);
 }
 
+/* ---------------------------------------------------------------- green contexts
+ * fake_green_on(): the green-context API of a device whose SMs split two ways: with
+ * CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING into 66 groups of 2 (group i = SMs
+ * 2i, 2i+1), without it into 16 co-schedulable groups of 8 (group j = SMs 8j..8j+7; SMs
+ * 128-131 in none). A resource carries its SM set in its padding; descriptors, green
+ * contexts and their streams are fake_green_obj records holding one. green.c's %smid probe
+ * (cuModuleLoadData of tidal_smid_probe) "runs": it ORs its stream's SMs into its buffer.
+ * A green stream runs clusters of at most its groups' size: a larger one fails with
+ * CUDA_ERROR_INVALID_CLUSTER_SIZE, as on the H200. cuEventRecord and cuStreamWaitEvent are
+ * logged in fake_order (with each launch's stream), so tests see how launches are ordered. */
+typedef struct fake_green_obj {
+    tidal_smset set;
+    unsigned grain; /* SMs per group of the resources it was made of */
+    int priority;
+} fake_green_obj;
+#define FAKE_GREEN_OBJS 256
+static fake_green_obj fake_green_objs[FAKE_GREEN_OBJS];
+static unsigned fake_green_nobjs, fake_green_ctxs, fake_green_streams;
+static fake_fn fsmid = {"tidal_smid_probe", NULL, 2, {0, 8}, {8, 8}, 0, 0, NULL, 0, 0};
+static fake_module msmid = {0, 0, 0, {"tidal_smid_probe", NULL}, {&fsmid, NULL}, 0, 0};
+typedef struct fake_order_entry {
+    char op; /* 'r' cuEventRecord(a = event, b = stream), 'w' cuStreamWaitEvent(a = stream, b = event),
+                'l' a launch (a = stream) */
+    const void *a, *b;
+} fake_order_entry;
+static fake_order_entry fake_order[64];
+static unsigned fake_norder;
+static void fake_order_add(char op, const void *a, const void *b)
+{
+    if (fake_norder < 64) fake_order[fake_norder++] = (fake_order_entry){op, a, b};
+}
+
+static fake_green_obj *fake_green_new(const tidal_smset *set, unsigned grain)
+{
+    if (fake_green_nobjs == FAKE_GREEN_OBJS) return NULL;
+    fake_green_obj *o = &fake_green_objs[fake_green_nobjs++];
+    o->set = *set;
+    o->grain = grain;
+    o->priority = 0;
+    return o;
+}
+/* The green stream s's record, or NULL (another stream). */
+static fake_green_obj *fake_green_stream(CUstream s)
+{
+    const fake_green_obj *o = (const fake_green_obj *)s;
+    return o >= fake_green_objs && o < fake_green_objs + fake_green_nobjs ? (fake_green_obj *)o : NULL;
+}
+static void res_set(CUdevResource *r, const tidal_smset *set, unsigned grain)
+{
+    memset(r, 0, sizeof *r);
+    r->type = CU_DEV_RESOURCE_TYPE_SM;
+    r->sm.smCount = tidal_smset_count(set);
+    memcpy(r->_internal_padding, set, sizeof *set);
+    memcpy(r->_internal_padding + sizeof *set, &grain, sizeof grain);
+}
+static CUresult f_devres(CUdevice d, CUdevResource *r, CUdevResourceType t)
+{
+    (void)d;
+    if (t != CU_DEV_RESOURCE_TYPE_SM) return fake_fail("cuDeviceGetDevResource", CUDA_ERROR_INVALID_VALUE);
+    tidal_smset all;
+    memset(&all, 0, sizeof all);
+    for (unsigned i = 0; i < NSM; i++) all.bits[i >> 6] |= 1ull << (i & 63);
+    res_set(r, &all, 1);
+    return CUDA_SUCCESS;
+}
+static CUresult f_split(CUdevResource *res, unsigned *n, const CUdevResource *in, CUdevResource *rest, unsigned fl,
+                        unsigned min)
+{
+    (void)in;
+    (void)rest;
+    const unsigned grain = (fl & CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING) ? 2 : 8;
+    if (min > grain) return fake_fail("cuDevSmResourceSplitByCount", CUDA_ERROR_INVALID_VALUE);
+    unsigned groups = grain == 2 ? NSM / 2 : 16;
+    if (*n < groups) groups = *n;
+    for (unsigned g = 0; g < groups; g++) {
+        tidal_smset set;
+        memset(&set, 0, sizeof set);
+        for (unsigned k = 0; k < grain; k++) set.bits[(g * grain + k) >> 6] |= 1ull << ((g * grain + k) & 63);
+        res_set(&res[g], &set, grain);
+    }
+    *n = groups;
+    return CUDA_SUCCESS;
+}
+static CUresult f_gendesc(CUdevResourceDesc *d, CUdevResource *r, unsigned n)
+{
+    tidal_smset set;
+    unsigned grain = 0;
+    memset(&set, 0, sizeof set);
+    for (unsigned i = 0; i < n; i++) {
+        tidal_smset one;
+        unsigned g;
+        memcpy(&one, r[i]._internal_padding, sizeof one);
+        memcpy(&g, r[i]._internal_padding + sizeof one, sizeof g);
+        if (grain && g != grain)
+            return fake_fail("cuDevResourceGenerateDesc", CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+        grain = g;
+        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) set.bits[w] |= one.bits[w];
+    }
+    fake_green_obj *o = fake_green_new(&set, grain);
+    if (!o) return fake_fail("cuDevResourceGenerateDesc", CUDA_ERROR_OUT_OF_MEMORY);
+    *d = (CUdevResourceDesc)o;
+    return CUDA_SUCCESS;
+}
+static CUresult f_greencreate(CUgreenCtx *g, CUdevResourceDesc d, CUdevice dev, unsigned fl)
+{
+    (void)dev;
+    (void)fl;
+    const fake_green_obj *o = (const fake_green_obj *)d;
+    fake_green_obj *c = fake_green_new(&o->set, o->grain);
+    if (!c) return fake_fail("cuGreenCtxCreate", CUDA_ERROR_OUT_OF_MEMORY);
+    fake_green_ctxs++;
+    *g = (CUgreenCtx)c;
+    return CUDA_SUCCESS;
+}
+static CUresult f_greendestroy(CUgreenCtx g)
+{
+    (void)g;
+    fake_green_ctxs--;
+    return CUDA_SUCCESS;
+}
+static CUresult f_greenstream(CUstream *s, CUgreenCtx g, unsigned fl, int prio)
+{
+    (void)fl;
+    const fake_green_obj *c = (const fake_green_obj *)g;
+    fake_green_obj *o = fake_green_new(&c->set, c->grain);
+    if (!o) return fake_fail("cuGreenCtxStreamCreate", CUDA_ERROR_OUT_OF_MEMORY);
+    o->priority = prio;
+    fake_green_streams++;
+    *s = (CUstream)o;
+    return CUDA_SUCCESS;
+}
+static CUresult f_sdestroy_green(CUstream s)
+{
+    if (fake_green_stream(s)) fake_green_streams--;
+    return CUDA_SUCCESS;
+}
+static CUresult f_screate_prio(CUstream *s, unsigned fl, int prio)
+{
+    (void)prio;
+    return f_screate(s, fl);
+}
+static CUresult f_modload_green(CUmodule *m, const void *image)
+{
+    if (!strstr(image, ".entry tidal_smid_probe(")) return fake_fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
+    *m = (CUmodule)&msmid;
+    return CUDA_SUCCESS;
+}
+static void fake_green_run(CUfunction f, CUstream s, void **params)
+{
+    fake_order_add('l', s, NULL);
+    const fake_green_obj *o = fake_green_stream(s);
+    if (f != (CUfunction)&fsmid || !o) return;
+    uint32_t *out = (uint32_t *)*(CUdeviceptr *)params[0];
+    for (unsigned i = 0; i < NSM; i++)
+        if ((o->set.bits[i >> 6] >> (i & 63)) & 1) out[i >> 5] |= 1u << (i & 31);
+}
+static CUresult f_evrecord_green(CUevent e, CUstream s)
+{
+    fake_order_add('r', e, s);
+    return CUDA_SUCCESS;
+}
+static CUresult f_waitevent(CUstream s, CUevent e, unsigned fl)
+{
+    (void)fl;
+    fake_order_add('w', s, e);
+    return CUDA_SUCCESS;
+}
+static unsigned fake_cluster_of(const CUlaunchConfig *c)
+{
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            return c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y * c->attrs[i].value.clusterDim.z;
+    return 1;
+}
+static CUresult f_launchex_green(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    CUresult r = f_launchex(c, f, params, extra);
+    fake_order_add('l', c->hStream, NULL);
+    const fake_green_obj *o = fake_green_stream(c->hStream);
+    fake_fn *ff = (fake_fn *)f;
+    if (ff->kernel_of) ff = ff->kernel_of;
+    unsigned cl = fake_cluster_of(c);
+    if (cl < (unsigned)ff->cluster) cl = (unsigned)ff->cluster;
+    if (r == CUDA_SUCCESS && o && cl > o->grain) r = CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    return r;
+}
+static CUresult f_launch_green(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned smem, CUstream s, void **params, void **extra)
+{
+    CUresult r = f_launch(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    const fake_green_obj *o = fake_green_stream(s);
+    fake_fn *ff = (fake_fn *)f;
+    if (ff->kernel_of) ff = ff->kernel_of;
+    if (r == CUDA_SUCCESS && o && (unsigned)ff->cluster > o->grain) r = CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    return r;
+}
+
+/* The green-context API in the table (on), or none of it. */
+static void fake_green_table(int on)
+{
+    fake.DeviceGetDevResource = on ? f_devres : NULL;
+    fake.DevSmResourceSplitByCount = on ? f_split : NULL;
+    fake.DevResourceGenerateDesc = on ? f_gendesc : NULL;
+    fake.GreenCtxCreate = on ? f_greencreate : NULL;
+    fake.GreenCtxDestroy = on ? f_greendestroy : NULL;
+    fake.GreenCtxStreamCreate = on ? f_greenstream : NULL;
+    fake.StreamCreateWithPriority = on ? f_screate_prio : NULL;
+    fake.StreamWaitEvent = on ? f_waitevent : NULL;
+    fake.StreamDestroy = on ? f_sdestroy_green : f_sdestroy;
+    fake.EventRecord = on ? f_evrecord_green : f_evrecord;
+    fake.LaunchKernel = on ? f_launch_green : f_launch;
+    fake.LaunchKernelEx = on ? f_launchex_green : f_launchex;
+    if (on) fake.ModuleLoadData = f_modload_green;
+    if (on) fake.ModuleUnload = f_modunload;
+    fake_run_on = on ? fake_green_run : NULL;
+    fake_green_nobjs = fake_green_ctxs = fake_green_streams = 0;
+    fake_norder = 0;
+}
+
+static inline void fake_green_on(void) { fake_green_table(1); }
+
 static void fake_reset(void)
 {
     fk.mod = fkc.mod = fr.mod = &mrw;
@@ -700,6 +928,7 @@ static void fake_reset(void)
     memset(&last, 0, sizeof last);
     /* the L2 off again: no VMM API, no cuModuleLoadData, no kernels run */
     fake_l2_table(0);
+    fake_green_table(0);
     fake_granularity = (size_t)2 << 20;
     fake_vmm_handles = fake_vmm_mapped = 0;
     fl2side.mod = &ml2side;

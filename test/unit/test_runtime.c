@@ -1013,7 +1013,7 @@ static void test_no_failing_calls(void **state)
     assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);
     assert_ptr_equal(last.f, &kr);
     /* ... whose CUfunction need not be the handle the module listed (found by name) */
-    static fake_fn fk_other = {"k", &mrw, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0};
+    static fake_fn fk_other = {"k", &mrw, 2, {0, 8}, {8, 4}, 0, 0, NULL, 0, 0};
     static fake_fn kk_other = {.name = "k", .kernel_of = &fk_other};
     rq.f = (CUfunction)&kk_other;
     assert_int_equal(tidal__launch(&rq), CUDA_SUCCESS);

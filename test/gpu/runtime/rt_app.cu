@@ -37,8 +37,11 @@
 //                              tidal_bimodal_set returned read the mode it set; bad
 //                              arguments refused
 //   rt_app cluster             thread-block clusters on a partition stream (a green context of
-//                              2-SM groups): clusters of 2 run on its SMs, clusters of 4 are
-//                              refused with a status (and, under the preload, a warning)
+//                              2-SM groups): clusters of 2 run on its SMs; clusters of 4 and 8
+//                              (by attribute or __cluster_dims__) are routed to the
+//                              partition's 8-SM groups, inside its SMs, in the stream's order,
+//                              eagerly and in a captured graph; 16 is refused with a status
+//                              (and, under the preload, a warning)
 //   rt_app smem                dynamic shared memory up to the opt-in limit: the most a
 //                              clone takes runs as the clone, exactly once, in the mask; the
 //                              whole limit runs unmasked and is counted (launches_smem_full)
@@ -1601,20 +1604,83 @@ __global__ void cluster_where(unsigned *sm)
     if (threadIdx.x == 0) sm[blockIdx.x] = s;
 }
 
-static cudaError_t launch_clusters(cudaStream_t st, unsigned csize, unsigned *sm)
+// The same with the cluster size in the kernel (.reqnctapercluster): launched with <<<>>>.
+__global__ void __cluster_dims__(4, 1, 1) cluster_fixed(unsigned *sm)
+{
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    if (threadIdx.x == 0) sm[blockIdx.x] = s;
+}
+
+// One step of an ordered sequence: block i waits spin_ns, then v[i] = v[i] * 10 + digit.
+// Steps 1, 2 (clusters), 3 on one stream leave 123 in every v[i] only in that order.
+__global__ void cluster_step(unsigned *v, unsigned digit, unsigned long long spin_ns, unsigned *sm)
+{
+    if (threadIdx.x != 0) return;
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    } while (t - t0 < spin_ns);
+    v[blockIdx.x] = v[blockIdx.x] * 10 + digit;
+    if (sm) {
+        unsigned s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        sm[blockIdx.x] = s;
+    }
+}
+
+static cudaLaunchConfig_t cluster_config(cudaStream_t st, unsigned csize, cudaLaunchAttribute *at)
 {
     cudaLaunchConfig_t c = {};
     c.gridDim = dim3(64);
     c.blockDim = dim3(128);
     c.stream = st;
-    cudaLaunchAttribute at[1];
     at[0].id = cudaLaunchAttributeClusterDimension;
     at[0].val.clusterDim.x = csize;
     at[0].val.clusterDim.y = 1;
     at[0].val.clusterDim.z = 1;
     c.attrs = at;
     c.numAttrs = 1;
+    return c;
+}
+
+static cudaError_t launch_clusters(cudaStream_t st, unsigned csize, unsigned *sm)
+{
+    cudaLaunchAttribute at[1];
+    cudaLaunchConfig_t c = cluster_config(st, csize, at);
     return cudaLaunchKernelEx(&c, cluster_where, sm);
+}
+
+// Steps 1 (plain, 100 us), 2 (clusters of 4, block SMs into sm), 3 (plain) on st.
+static cudaError_t cluster_sequence(cudaStream_t st, unsigned *v, unsigned *sm)
+{
+    cluster_step<<<64, 128, 0, st>>>(v, 1, 100000, nullptr);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    cudaLaunchAttribute at[1];
+    cudaLaunchConfig_t c = cluster_config(st, 4, at);
+    e = cudaLaunchKernelEx(&c, cluster_step, v, 2u, 20000ull, sm);
+    if (e != cudaSuccess) return e;
+    cluster_step<<<64, 128, 0, st>>>(v, 3, 0, nullptr);
+    return cudaGetLastError();
+}
+
+// Blocks of sm[0..64) that ran outside SMs lo..hi (or never ran: ~0u).
+static unsigned outside_of(const unsigned *dsm, unsigned lo, unsigned hi)
+{
+    unsigned h[64], n = 0;
+    CK(cudaMemcpy(h, dsm, sizeof h, cudaMemcpyDeviceToHost));
+    for (unsigned i = 0; i < 64; i++) n += h[i] < lo || h[i] > hi;
+    return n;
+}
+
+static unsigned not_123(const unsigned *dv)
+{
+    unsigned h[64], n = 0;
+    CK(cudaMemcpy(h, dv, sizeof h, cudaMemcpyDeviceToHost));
+    for (unsigned i = 0; i < 64; i++) n += h[i] != 123;
+    return n;
 }
 
 static void mode_cluster()
@@ -1624,24 +1690,85 @@ static void mode_cluster()
     void *sv;
     TCK(api.partition_stream(p, 0, &sv));
     cudaStream_t s = (cudaStream_t)sv;
-    unsigned *sm;
+    unsigned *sm, *v;
     CK(cudaMalloc(&sm, 64 * sizeof *sm));
+    CK(cudaMalloc(&v, 64 * sizeof *v));
     CK(cudaMemset(sm, 0xff, 64 * sizeof *sm));
     cudaError_t e2 = launch_clusters(s, 2, sm);
     cudaError_t s2 = cudaStreamSynchronize(s);
-    unsigned h[64];
-    CK(cudaMemcpy(h, sm, sizeof h, cudaMemcpyDeviceToHost));
-    unsigned outside = 0;
-    for (unsigned i = 0; i < 64; i++) outside += h[i] > 65;
+    unsigned outside = outside_of(sm, 0, 65);
     result("cluster.two", e2 == cudaSuccess && s2 == cudaSuccess && outside == 0,
            std::string("clusters of 2 on a 0-65 partition stream: ") + cudaGetErrorName(e2) + ", " +
                std::to_string(outside) + " of 64 blocks outside 0-65");
-    cudaError_t e4 = launch_clusters(s, 4, sm);
+
+    tidal_stats st0, st1;
+    TCK(api.stats_get(nullptr, &st0));
+    for (unsigned csize : {4u, 8u}) {
+        CK(cudaMemset(sm, 0xff, 64 * sizeof *sm));
+        cudaError_t e = launch_clusters(s, csize, sm);
+        cudaError_t se = cudaStreamSynchronize(s);
+        outside = outside_of(sm, 0, 65);
+        result(csize == 4 ? "cluster.four-routed" : "cluster.eight-routed",
+               e == cudaSuccess && se == cudaSuccess && outside == 0,
+               std::string("clusters of ") + std::to_string(csize) + ": " + cudaGetErrorName(e) + ", " +
+                   cudaGetErrorName(se) + ", " + std::to_string(outside) + " of 64 blocks outside 0-65");
+    }
+    CK(cudaMemset(sm, 0xff, 64 * sizeof *sm));
+    cluster_fixed<<<64, 128, 0, s>>>(sm);
+    cudaError_t ef = cudaGetLastError();
+    cudaError_t sf = cudaStreamSynchronize(s);
+    outside = outside_of(sm, 0, 65);
+    result("cluster.dims-routed", ef == cudaSuccess && sf == cudaSuccess && outside == 0,
+           std::string("__cluster_dims__(4) with <<<>>>: ") + cudaGetErrorName(ef) + ", " + cudaGetErrorName(sf) +
+               ", " + std::to_string(outside) + " of 64 blocks outside 0-65");
+    TCK(api.stats_get(nullptr, &st1));
+    unsigned long long routed = st1.launches_cluster_routed - st0.launches_cluster_routed;
+    result("cluster.counted", routed == 3, "launches_cluster_routed +" + std::to_string(routed) + " (3 launched)");
+
+    // the stream's order holds across the route: 1, then the clusters, then 3
+    CK(cudaMemset(v, 0, 64 * sizeof *v));
+    CK(cudaMemset(sm, 0xff, 64 * sizeof *sm));
+    cudaError_t eo = cluster_sequence(s, v, sm);
+    cudaError_t so = cudaStreamSynchronize(s);
+    unsigned wrong = not_123(v);
+    outside = outside_of(sm, 0, 65);
+    result("cluster.order", eo == cudaSuccess && so == cudaSuccess && wrong == 0 && outside == 0,
+           std::string(cudaGetErrorName(eo)) + ", " + cudaGetErrorName(so) + ": " + std::to_string(wrong) +
+               " of 64 blocks ran out of order, " + std::to_string(outside) + " cluster blocks outside 0-65");
+
+    // captured into a graph: the route joins the capture and leaves it, and every replay keeps the order
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    cudaError_t eb = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    cudaError_t ec = eb == cudaSuccess ? cluster_sequence(s, v, sm) : eb;
+    cudaError_t ee = eb == cudaSuccess ? cudaStreamEndCapture(s, &g) : eb;
+    cudaError_t ei = ee == cudaSuccess && ec == cudaSuccess ? cudaGraphInstantiate(&ge, g, 0) : ee;
+    unsigned bad_replays = 0;
+    for (int r = 0; r < 3 && ei == cudaSuccess; r++) {
+        CK(cudaMemsetAsync(v, 0, 64 * sizeof *v, s));
+        CK(cudaMemsetAsync(sm, 0xff, 64 * sizeof *sm, s));
+        CK(cudaGraphLaunch(ge, s));
+        CK(cudaStreamSynchronize(s));
+        bad_replays += not_123(v) != 0 || outside_of(sm, 0, 65) != 0;
+    }
+    cudaGetLastError();
+    result("cluster.graph", eb == cudaSuccess && ec == cudaSuccess && ee == cudaSuccess && ei == cudaSuccess &&
+                                bad_replays == 0,
+           std::string("capture ") + cudaGetErrorName(eb) + "/" + cudaGetErrorName(ec) + "/" + cudaGetErrorName(ee) +
+               ", instantiate " + cudaGetErrorName(ei) + ", " + std::to_string(bad_replays) +
+               " of 3 replays out of order or outside 0-65");
+    if (ge) CK(cudaGraphExecDestroy(ge));
+    if (g) CK(cudaGraphDestroy(g));
+
+    // larger than any cluster group (and not allowed as non-portable): refused with a status
+    cudaError_t e16 = launch_clusters(s, 16, sm);
     cudaGetLastError();
     CK(cudaStreamSynchronize(s));
-    result("cluster.four-refused", e4 != cudaSuccess,
-           std::string("clusters of 4: ") + cudaGetErrorName(e4) + " (green contexts of 2-SM groups run at most 2)");
+    result("cluster.sixteen-refused", e16 != cudaSuccess,
+           std::string("clusters of 16: ") + cudaGetErrorName(e16) + " (8-SM groups run at most 8)");
     CK(cudaFree(sm));
+    CK(cudaFree(v));
+    TCK(api.stream_bind(sv, nullptr));
     CK(cudaStreamDestroy(s));
 }
 

@@ -129,7 +129,8 @@ LD_PRELOAD=$PRE run_prog preload.bimodal "$B/rt_app_plain" bimodal
 LD_PRELOAD=$PRE run_prog preload.serve "$B/rt_app_plain" serve
 run_prog linked.cluster "$B/rt_app_linked" cluster
 LD_PRELOAD=$PRE run_prog preload.cluster "$B/rt_app_plain" cluster
-# under the preload the refused cluster launch comes through libtidal, which says why
+# under the preload the refused cluster launch (16 blocks, larger than any cluster group)
+# comes through libtidal, which says why
 grep -q "thread-block clusters was refused" <<<"$LAST_OUT"; check preload.cluster.warning $? "libtidal's warning names the cause"
 # without libtidal the rewritten kernels run as the originals (launch case a)
 out=$("$B/rt_app_plain" env 1000 2>&1); rc=$?
