@@ -52,6 +52,8 @@ def parse():
     ap.add_argument("--quick", action="store_true", help="plumbing check: BE in section c is bert-base too")
     ap.add_argument("--compile-only", action="store_true", help="build, compile, census; no timing")
     ap.add_argument("--profile-sms", default=None, help="section profile: SM counts (default 2,4,8,...,all)")
+    ap.add_argument("--profile-order", default="index",
+                    help="section profile: which k SMs: index (0..k-1) or clusters (whole 8-SM cluster groups first)")
     ap.add_argument("--profile-n", type=int, default=100, help="section profile: timed requests per SM count")
     ap.add_argument("--profile-slack", type=float, default=0.05, help="section profile: the knee's tolerance")
     ap.add_argument("--profile-models", default=None, help="section profile: models (default: all loaded)")
@@ -321,20 +323,36 @@ class Bench:
             self.latency_rows("a", "tidal-all-%s" % placement, stream, names, part=p)
 
     def section_b(self):
+        """LS models on an LS-SM partition vs a green context of the same SMs: on the LS set
+        (2-SM groups: clusters of at most 2 blocks there, and a tidal partition routes larger
+        ones to its 8-SM groups) and, when it differs, on the union of the 8-SM groups
+        inside it (both sides' contexts then run clusters of up to 8 themselves). Each model
+        and set is its own step: a model the green context refuses (cuDNN's cluster
+        convolutions on 2-SM groups) is an error row, and the others still run."""
+        from common import parse_smset, run_section
         names = [n for n in ("bert-base", "resnet50") if n in self.models]
-        from common import parse_smset
-        allowed = set(parse_smset(self.ls_sms, self.nsm))
-        if self.tt:
-            p = self.tidal_part("ls-b", self.ls_sms)
-            self.log("tidal partition ls-b: mask %s, placed %s" % (p.mask, p.placed))
-            self.res["settings"]["tidal_ls_placed"] = p.placed
-            s = p.stream()
-            self.probe(s, allowed, "tidal %s stream" % self.ls_sms)
-            self.latency_rows("b", "tidal-%s" % self.ls_sms, s, names, part=p)
-        else:
-            s = self.green().stream(self.ls_sms)
-            self.probe(s, allowed, "green %s stream" % self.ls_sms)
-            self.latency_rows("b", "green-%s" % self.ls_sms, s, names)
+        sets = [self.ls_sms]
+        cs = self.green().cluster_set(self.ls_sms)
+        self.res["settings"]["ls_cluster_sms"] = cs
+        if cs and set(parse_smset(cs, self.nsm)) != set(parse_smset(self.ls_sms, self.nsm)):
+            sets.append(cs)
+        for smset in sets:
+            allowed = set(parse_smset(smset, self.nsm))
+            if self.tt:
+                p = self.tidal_part("ls-b-%d" % len(allowed), smset)
+                self.log("tidal partition for %s: mask %s, placed %s" % (smset, p.mask, p.placed))
+                self.res["settings"].setdefault("tidal_ls_placed", p.placed)
+                s = p.stream()
+                self.probe(s, allowed, "tidal %s stream" % smset)
+                for n in names:
+                    run_section(self.res, self.log, "b tidal-%s %s" % (smset, n), self.latency_rows, "b",
+                                "tidal-%s" % smset, s, [n], part=p)
+            else:
+                s = self.green().stream(smset)
+                self.probe(s, allowed, "green %s stream" % smset)
+                for n in names:
+                    run_section(self.res, self.log, "b green-%s %s" % (smset, n), self.latency_rows, "b",
+                                "green-%s" % smset, s, [n])
 
     def green(self):
         if getattr(self, "_green", None) is None:

@@ -10,6 +10,13 @@ found by running a %smid kernel on a one-group green context. A set is then the 
 groups inside it (cuDevResourceGenerateDesc over them), cuGreenCtxCreate(desc,
 CU_GREEN_CTX_DEFAULT_STREAM) and cuGreenCtxStreamCreate(CU_STREAM_NON_BLOCKING, priority).
 A set that is not exactly a union of groups is an error. Every driver call is checked.
+
+Such contexts run thread-block clusters of at most 2 blocks: cuDNN's and cuBLASLt's sm90
+kernels fail there (docs/performance.md §16.3). So a set that is also a union of the
+co-schedulable 8-SM groups (the split without the flag, minCount 8: 15 groups on the H200,
+SMs 0-63 are groups 0-7; session 16 call 1) gets its context made of those instead, which
+runs clusters of up to 8 - the same rule libtidal's partition streams follow. Use
+cluster_set(smset) for the largest such subset of a set.
 """
 import torch
 
@@ -49,7 +56,7 @@ def _split_flag(cu):
 
 
 class GreenSplit:
-    def __init__(self, device=0, min_count=2, log=None):
+    def __init__(self, device=0, min_count=2, log=None, flags=None):
         cu = _cu()
         self.cu = cu
         torch.cuda.init()
@@ -59,8 +66,12 @@ class GreenSplit:
         self.nsm = torch.cuda.get_device_properties(device).multi_processor_count
         res = _check(cu.cuDeviceGetDevResource(self.dev, cu.CUdevResourceType.CU_DEV_RESOURCE_TYPE_SM),
                      "cuDeviceGetDevResource(SM)")
-        groups, n, remaining = _check(cu.cuDevSmResourceSplitByCount(self.nsm, res, _split_flag(cu), min_count),
-                                      "cuDevSmResourceSplitByCount(IGNORE_SM_COSCHEDULING, minCount %d)" % min_count)
+        self.log = log
+        self.flags = _split_flag(cu) if flags is None else flags
+        groups, n, remaining = _check(cu.cuDevSmResourceSplitByCount(self.nsm, res, self.flags, min_count),
+                                      "cuDevSmResourceSplitByCount(flags %d, minCount %d)" % (self.flags, min_count))
+        self.min_count = min_count
+        self._cluster = None
         self.groups = list(groups)[:n]
         self.remaining_sms = int(remaining.sm.smCount)
         self.group_sms = []
@@ -82,6 +93,19 @@ class GreenSplit:
             log("green split: %d groups of %d SMs (%d SMs left over); first groups %s" % (
                 len(self.groups), min_count, self.remaining_sms, self.group_sms[:4]))
 
+    def cluster_grain(self):
+        """The co-schedulable 8-SM groups (a GreenSplit of their own, measured once)."""
+        if self._cluster is None:
+            self._cluster = GreenSplit(min_count=8, flags=0, log=self.log) if self.min_count < 8 else self
+        return self._cluster
+
+    def cluster_set(self, smset):
+        """The union of the 8-SM groups inside smset, as an SM-set string ("" when none)."""
+        g = self.cluster_grain()
+        want = set(parse_smset(smset, self.nsm))
+        sms = sorted(s for grp in g.group_sms if set(grp) <= want for s in grp)
+        return ",".join(str(s) for s in sms)
+
     def _make(self, groups, priority):
         cu = self.cu
         desc = _check(cu.cuDevResourceGenerateDesc(groups, len(groups)), "cuDevResourceGenerateDesc")
@@ -101,9 +125,20 @@ class GreenSplit:
         return pick
 
     def stream(self, smset, priority=0, verify=True):
-        """torch.cuda.ExternalStream of a new green context on exactly smset's SMs."""
-        pick = self.groups_for(smset)
-        ctx, s = self._make([self.groups[i] for i in pick], priority)
+        """torch.cuda.ExternalStream of a new green context on exactly smset's SMs: of the
+        8-SM groups when smset is a union of them (clusters of up to 8 run), else of this
+        split's groups."""
+        src = self
+        if self.min_count < 8:
+            c = self.cluster_grain()
+            try:
+                pick = c.groups_for(smset)
+                src = c
+            except ValueError:
+                pick = self.groups_for(smset)
+        else:
+            pick = self.groups_for(smset)
+        ctx, s = src._make([src.groups[i] for i in pick], priority)
         self._keep.append((ctx, s))
         ext = torch.cuda.ExternalStream(int(s))
         if verify:
@@ -116,6 +151,8 @@ class GreenSplit:
 
     def close(self):
         cu = self.cu
+        if self._cluster is not None and self._cluster is not self:
+            self._cluster.close()
         torch.cuda.synchronize()
         for ctx, s in self._keep:
             _check(cu.cuStreamSynchronize(s), "cuStreamSynchronize")

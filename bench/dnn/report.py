@@ -85,11 +85,15 @@ def derive(u, t):
                              "unmod_p50_us": ur.get("p50_us"), "unmod_p99_us": ur.get("p99_us"),
                              "kernels_per_request": kernels_per_request(u, t, ur["model"])})
     ub, tb = rows_of(u, "b"), rows_of(t, "b")
-    models_modes = sorted({(r["model"], r["mode"]) for r in ub + tb})
-    for model, mode in models_modes:
-        g, tt = find(ub, model=model, mode=mode), find(tb, model=model, mode=mode)
+    # rows pair by model, mode and SM set (config "green-SET" / "tidal-SET")
+    def sms_of(r):
+        return r["config"].split("-", 1)[1]
+    keys = sorted({(r["model"], r["mode"], sms_of(r)) for r in ub + tb})
+    for model, mode, sms in keys:
+        g = find(ub, model=model, mode=mode, config="green-" + sms)
+        tt = find(tb, model=model, mode=mode, config="tidal-" + sms)
         full = find(ua, model=model, mode=mode)
-        out["b"].append({"model": model, "mode": mode, "green_config": g and g["config"],
+        out["b"].append({"model": model, "mode": mode, "sms": sms, "green_config": g and g["config"],
                          "green_p50_us": g and g.get("p50_us"), "green_p99_us": g and g.get("p99_us"),
                          "tidal_config": tt and tt["config"],
                          "tidal_p50_us": tt and tt.get("p50_us"), "tidal_p99_us": tt and tt.get("p99_us"),
@@ -227,10 +231,11 @@ def markdown(u, t, der):
                          r.get("p99_ratio"), r.get("kernels_per_request"), r.get("added_us_per_kernel"),
                          r.get("max_abs_diff_vs_unmod")] for r in der["a"]]))
     md.append("")
-    md.append("### b. LS alone on %s SMs: green context without tidal vs tidal partition (us)" % s.get("ls_sms"))
-    md.append(md_table(["model", "mode", "green p50", "green p99", "tidal p50", "tidal p99", "p50 ratio", "p99 ratio",
-                        "all SMs unmod p50"],
-                       [[r["model"], r["mode"], r["green_p50_us"], r["green_p99_us"], r["tidal_p50_us"],
+    md.append("### b. LS alone on k SMs: green context without tidal vs tidal partition (us); SMs %s, and the "
+              "8-SM cluster groups inside them (%s)" % (s.get("ls_sms"), s.get("ls_cluster_sms") or "none"))
+    md.append(md_table(["model", "mode", "SMs", "green p50", "green p99", "tidal p50", "tidal p99", "p50 ratio",
+                        "p99 ratio", "all SMs unmod p50"],
+                       [[r["model"], r["mode"], r["sms"], r["green_p50_us"], r["green_p99_us"], r["tidal_p50_us"],
                          r["tidal_p99_us"], r["p50_ratio"], r["p99_ratio"], r["all_sms_unmod_p50_us"]]
                         for r in der["b"]]))
     md.append("")

@@ -1,7 +1,12 @@
 """sm_profile.py: the offline SM-scaling profiler (bench.py --side tidal --sections profile): each model's
 request latency, and each of its kernels' time per request, against the SM count it gets
-from a tidal partition of SMs 0..k-1 (a green context where k is a multiple of the group
-grain, so short kernels run as originals there and long ones as clones on those SMs).
+from a tidal partition of the first k SMs of an order (a green context where k is a multiple
+of the group grain, so short kernels run as originals there and long ones as clones on those
+SMs). --profile-order index: SMs 0..k-1. --profile-order clusters: the co-schedulable 8-SM
+groups' SMs, group after group (bench/dnn/greenctx.py measures them), then the rest: every
+multiple of 8 up to 120 is then a union of whole cluster groups, where kernels with
+thread-block clusters of up to 8 blocks (cuDNN's and cuBLASLt's sm90 kernels) run; in
+index order the H200's first cluster group is complete only at k = 50.
 
 Per model it fits latency(k) = a/k + b with libtidal's own fit (tidal.policy.fit, the code
 the policies use), finds the knee (the fewest SMs within --profile-slack of the latency on
@@ -26,7 +31,18 @@ def _measured_knee(points, slack):
     return min(p["sms"] for p in points if p["p50_us"] <= (1 + slack) * best)
 
 
-def profile_model(bench, name, counts, n, warmup, slack):
+def cluster_order(bench):
+    """SM ids: the 8-SM cluster groups' SMs in group order, then the SMs in none."""
+    from greenctx import GreenSplit
+    g = GreenSplit(min_count=8, flags=0, log=bench.log)
+    try:
+        order = [sm for grp in g.group_sms for sm in sorted(grp)]
+    finally:
+        g.close()
+    return order + [sm for sm in range(bench.nsm) if sm not in set(order)]
+
+
+def profile_model(bench, name, counts, n, warmup, slack, order):
     import torch
     from torch.profiler import ProfilerActivity, profile
     import common
@@ -36,7 +52,7 @@ def profile_model(bench, name, counts, n, warmup, slack):
     points, kernels = [], {}
     failed = []
     for k in counts:
-        p = bench.tidal_part("prof-%d" % k, "0-%d" % (k - 1))
+        p = bench.tidal_part("prof-%d" % k, ",".join(str(sm) for sm in sorted(order[:k])))
         s = p.stream()
         g = None
         try:
@@ -119,7 +135,8 @@ def plot(prof, path, top=6):
     ax.plot(grid, [m.latency(k) for k in grid], "-", label="%.0f/n + %.0f us" % (m.a_us, m.b_us))
     ax.axvline(prof["knee"]["fit"], ls=":", c="k", label="knee %d SMs" % prof["knee"]["fit"])
     failed = [f["sms"] for f in prof.get("failed", [])]
-    ax.set(xlabel="SMs (tidal partition 0..k-1)", ylabel="request latency (us)",
+    ax.set(xlabel="SMs (tidal partition of the first k, %s order)" % prof.get("order", "index"),
+           ylabel="request latency (us)",
            title=prof["model"] + (" (FAILED at %s SMs)" % failed if failed else ""))
     ax.set_ylim(bottom=0)
     ax.legend()
@@ -139,14 +156,21 @@ def run(bench):
     a = bench.args
     if not bench.tt:
         raise RuntimeError("the profile section runs on the tidal side (it needs tidal partitions)")
-    counts = [int(v) for v in a.profile_sms.split(",")] if a.profile_sms else default_counts(bench.nsm)
+    if a.profile_order not in ("index", "clusters"):
+        raise RuntimeError("--profile-order: %r is neither index nor clusters" % a.profile_order)
+    order = cluster_order(bench) if a.profile_order == "clusters" else list(range(bench.nsm))
+    dflt = default_counts(bench.nsm) if a.profile_order == "index" else \
+        sorted({k for k in list(range(8, 121, 8)) + [bench.nsm] if k <= bench.nsm})
+    counts = [int(v) for v in a.profile_sms.split(",")] if a.profile_sms else dflt
     bad = [k for k in counts if k < 1 or k > bench.nsm]
     if bad:
         raise RuntimeError("--profile-sms: %s outside 1..%d" % (bad, bench.nsm))
     names = [m for m in (a.profile_models.split(",") if a.profile_models else bench.models) if m in bench.models]
     bench.res["profile"] = {}
     for name in names:
-        prof = profile_model(bench, name, sorted(counts), a.profile_n, a.warmup, a.profile_slack)
+        prof = profile_model(bench, name, sorted(counts), a.profile_n, a.warmup, a.profile_slack, order)
+        prof["order"] = a.profile_order
+        prof["sm_order"] = order
         bench.res["profile"][name] = prof
         path = os.path.join(a.out, "profile-%s.json" % name)
         with open(path, "w") as f:
