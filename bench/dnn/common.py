@@ -36,6 +36,21 @@ def parse_smset(text, nsm):
     return sorted(out)
 
 
+def format_smset(sms):
+    """[0, 1, 2, 5] -> '0-2,5' (parse_smset's form)."""
+    out, run = [], []
+    for sm in sorted(set(sms)):
+        if run and sm == run[-1] + 1:
+            run.append(sm)
+            continue
+        if run:
+            out.append("%d-%d" % (run[0], run[-1]) if len(run) > 1 else str(run[0]))
+        run = [sm]
+    if run:
+        out.append("%d-%d" % (run[0], run[-1]) if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
 # ------------------------------------------------------------------ statistics
 
 

@@ -20,7 +20,7 @@ cluster_set(smset) for the largest such subset of a set.
 """
 import torch
 
-from common import parse_smset
+from common import format_smset, parse_smset
 from measure import smids_of
 
 
@@ -103,8 +103,7 @@ class GreenSplit:
         """The union of the 8-SM groups inside smset, as an SM-set string ("" when none)."""
         g = self.cluster_grain()
         want = set(parse_smset(smset, self.nsm))
-        sms = sorted(s for grp in g.group_sms if set(grp) <= want for s in grp)
-        return ",".join(str(s) for s in sms)
+        return format_smset(s for grp in g.group_sms if set(grp) <= want for s in grp)
 
     def _make(self, groups, priority):
         cu = self.cu

@@ -52,7 +52,7 @@ def profile_model(bench, name, counts, n, warmup, slack, order):
     points, kernels = [], {}
     failed = []
     for k in counts:
-        p = bench.tidal_part("prof-%d" % k, ",".join(str(sm) for sm in sorted(order[:k])))
+        p = bench.tidal_part("prof-%d" % k, common.format_smset(order[:k]))
         s = p.stream()
         g = None
         try:
