@@ -22,7 +22,6 @@
 #include "device.h"
 #include "flowin.h"
 #include "functions.h"
-#include "green.h"
 #include "launch.h"
 #include "partitions.h"
 #include "streams.h"

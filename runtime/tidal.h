@@ -102,6 +102,19 @@ int tidal_l2mem_layout(const tidal_l2mem *m, struct tidal_l2_layout *out);
 int tidal_l2mem_flips(const tidal_l2mem *m, uint32_t *words, size_t nwords);
 int tidal_l2mem_destroy(tidal_l2mem *m);
 
+/* Kernels that tidal-opt's l2addr pass translated (`-p l2addr --l2addr KERNEL:PARAM`,
+ * docs/design.md §2) address their parameter `param` through a word of their module
+ * (CUmodule), all zero as loaded: untranslated. This fills KERNEL's word for `param` so
+ * that launches made after it returns take byte o of that parameter as byte o of side
+ * `side`'s half of m; launch them with the parameter = *base (byte 0 of the half; the
+ * layout's base). m = NULL clears the word (the kernel addresses as before; *base = 0).
+ * The word is the module's, not a launch's: rewrite it between launches that use
+ * different halves, or load the module twice. TIDAL_ERR_NOT_REWRITTEN when the module has
+ * no such word (that parameter was not translated: the pass's report says why),
+ * TIDAL_ERR_INVALID for NULL arguments, side > 1 or a word of another size. */
+int tidal_l2addr_attach(void *module, const char *kernel, unsigned param, const tidal_l2mem *m, unsigned side,
+                        uint64_t *base);
+
 /* Bimodal tensors (docs/runtime.md "Bimodal tensors"; SGDRC's two copies of a memory-bound
  * BE tensor): size bytes as an ordinary linear allocation (all memory, both L2 sides) and
  * again in side `side`'s half of a tidal_l2mem of their own (BE's colors), both zero at

@@ -476,6 +476,86 @@ static void test_bimodal(void **state)
     assert_int_equal(fake_errors, 0);
 }
 
+/* ------------------------------------------------------------------ l2addr words */
+
+/* A module the l2addr pass translated: kernel scale's parameter 2 has its 40-byte word,
+ * kernel odd's parameter 0 a word of another size; everything else is not there. */
+static int l2addr_mod;
+static unsigned char l2addr_word[40], l2addr_odd[32];
+static CUresult l2addr_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name)
+{
+    if (m != (CUmodule)&l2addr_mod) return f_global(p, n, m, name);
+    if (strcmp(name, TIDAL_L2ADDR_SYMBOL_PREFIX "2_scale") == 0) {
+        *p = (CUdeviceptr)l2addr_word;
+        *n = sizeof l2addr_word;
+        return CUDA_SUCCESS;
+    }
+    if (strcmp(name, TIDAL_L2ADDR_SYMBOL_PREFIX "0_odd") == 0) {
+        *p = (CUdeviceptr)l2addr_odd;
+        *n = sizeof l2addr_odd;
+        return CUDA_SUCCESS;
+    }
+    return fake_fail("cuModuleGetGlobal", CUDA_ERROR_NOT_FOUND);
+}
+
+static void test_l2addr_attach(void **state)
+{
+    (void)state;
+    fake_l2_on(0xab);
+    tidal_l2mem *m;
+    assert_int_equal(tidal_l2mem_create(4 << 20, &m), TIDAL_OK);
+    tidal_l2_layout L;
+    assert_int_equal(tidal_l2mem_layout(m, &L), TIDAL_OK);
+    fake.ModuleGetGlobal = l2addr_global;
+    memset(l2addr_word, 0, sizeof l2addr_word);
+
+    /* the slot: the layout (device flips), the side, nothing else; base = byte 0 of the half */
+    uint64_t base = 1;
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "scale", 2, m, 1, &base), TIDAL_OK);
+    tidal_l2addr_slot w;
+    memcpy(&w, l2addr_word, sizeof w);
+    assert_memory_equal(&w.l2, &L, sizeof L);
+    assert_int_equal(w.side, 1);
+    assert_int_equal(w.reserved, 0);
+    assert_true(base == L.base && base != 0);
+    /* what a translated kernel does with it: parameter = base, byte o -> byte o of side 1's half */
+    uint32_t flips[4];
+    assert_int_equal(tidal_l2mem_flips(m, flips, 4), TIDAL_OK);
+    tidal_l2_layout H = w.l2;
+    H.flips = (uint64_t)(uintptr_t)flips;
+    for (uint64_t o = 0; o < L.per_side; o += 4096 + 8) {
+        uint64_t a = tidal_l2_addr(&H, w.side, o) - L.base;
+        assert_int_equal(fake_l2_home((unsigned)(a >> 21), (unsigned)(a >> 12) & 511u), 1); /* on side 1 */
+    }
+
+    /* cleared: all zero again, the kernel untranslated */
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "scale", 2, NULL, 0, &base), TIDAL_OK);
+    static const unsigned char zero[40];
+    assert_memory_equal(l2addr_word, zero, sizeof zero);
+    assert_true(base == 0);
+
+    /* a parameter or kernel the pass did not translate: named in the error */
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "scale", 1, m, 0, &base), TIDAL_ERR_NOT_REWRITTEN);
+    assert_non_null(strstr(tidal_last_error(), TIDAL_L2ADDR_SYMBOL_PREFIX "1_scale"));
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "other", 2, m, 0, &base), TIDAL_ERR_NOT_REWRITTEN);
+    assert_true(base == 0);
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "odd", 0, m, 0, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "32 bytes"));
+    /* bad arguments: nothing looked up */
+    fake_errors = 0;
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "scale", 2, m, 2, &base), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_l2addr_attach(NULL, "scale", 2, m, 0, &base), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, NULL, 2, m, 0, &base), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "", 2, m, 0, &base), TIDAL_ERR_INVALID);
+    assert_int_equal(fake_errors, 0);
+    memset(l2addr_word, 0, sizeof l2addr_word);
+    assert_int_equal(tidal_l2addr_attach(&l2addr_mod, "scale", 2, m, 0, NULL), TIDAL_OK);
+    memcpy(&w, l2addr_word, sizeof w);
+    assert_int_equal(w.side, 0);
+    fake.ModuleGetGlobal = f_global;
+    assert_int_equal(tidal_l2mem_destroy(m), TIDAL_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +570,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_l2mem_refusals, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_bimodal_args, fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(test_bimodal, fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_l2addr_attach, fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

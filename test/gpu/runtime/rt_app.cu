@@ -30,6 +30,12 @@
 //   rt_app l2mem               tidal_l2mem: each half holds what was written through
 //                              tidal_l2_addr, and a side-1 SM reads the side-0 half across
 //                              the L2 (slow) and the side-1 half on its own side (fast)
+//   rt_app l2addr PTX...       tidal_l2addr_attach on modules of l2addr_kernels.cu that
+//                              tidal-opt -p l2addr (or -p l2addr,tidal) translated: with the
+//                              word filled, a kernel launched with byte 0 of side s's half
+//                              writes and reads every element where tidal_l2_addr puts it,
+//                              the other half untouched; cleared, it addresses a plain buffer
+//                              linearly; a parameter not translated is refused by name
 //   rt_app bimodal             tidal_bimodal: both copies hold what was written; a long kernel
 //                              whose blocks each read the mode once and sum a 4 KiB chunk
 //                              while the host flips the mode six times: every sum exact,
@@ -52,6 +58,7 @@
 //                              places as the graph was captured), then next to a BE service
 //                              in a closed loop on the other SMs
 // Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <math.h>
@@ -119,6 +126,7 @@ struct Api {
     int (*l2mem_create)(size_t, tidal_l2mem **);
     int (*l2mem_layout)(const tidal_l2mem *, tidal_l2_layout *);
     int (*l2mem_destroy)(tidal_l2mem *);
+    int (*l2addr_attach)(void *, const char *, unsigned, const tidal_l2mem *, unsigned, uint64_t *);
     int (*bimodal_create)(size_t, unsigned, tidal_bimodal **);
     int (*bimodal_write)(tidal_bimodal *, size_t, const void *, size_t);
     int (*bimodal_set)(tidal_bimodal *, unsigned);
@@ -142,6 +150,7 @@ static void load_api()
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
     GET(policy_share); GET(policy_destroy); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
+    GET(l2addr_attach);
     GET(bimodal_create); GET(bimodal_write); GET(bimodal_set); GET(bimodal_desc_addr); GET(bimodal_destroy);
     GET(server_create); GET(server_add_service); GET(server_arrivals); GET(server_instantiate); GET(server_run);
     GET(server_records); GET(server_counts_get); GET(server_destroy);
@@ -1596,6 +1605,144 @@ static void mode_bimodal()
     CK(cudaStreamDestroy(fs));
 }
 
+// ---------------------------------------------------------------- l2addr: translated parameters
+// The driver API by dlsym from libcuda (under the preload, cuLaunchKernel is libtidal's hook:
+// these kernels are not rewritten by the tidal pass, or have no partition, so it launches
+// them as given).
+struct L2aDriver {
+    CUresult (*load)(CUmodule *, const void *);
+    CUresult (*unload)(CUmodule);
+    CUresult (*get)(CUfunction *, CUmodule, const char *);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                       void **, void **);
+};
+
+static std::string slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return "";
+    std::string s;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+    fclose(f);
+    return s;
+}
+
+// One translated module: fill side s's half through l2a_fill, check it from the host with
+// tidal_l2_addr (both halves: the other one untouched), sum it through l2a_sum; then clear
+// the word and run l2a_fill on a plain buffer.
+static void l2addr_module(const L2aDriver &d, const char *path, tidal_l2mem *m, const tidal_l2_layout &L)
+{
+    std::string tag = std::string("l2addr[") + (strrchr(path, '/') ? strrchr(path, '/') + 1 : path) + "]";
+    std::string ptx = slurp(path);
+    CUmodule mod;
+    if (ptx.empty() || d.load(&mod, ptx.c_str()) != CUDA_SUCCESS) {
+        result((tag + ".load").c_str(), false, std::string("cannot load ") + path);
+        return;
+    }
+    CUfunction fill, sum;
+    if (d.get(&fill, mod, "l2a_fill") != CUDA_SUCCESS || d.get(&sum, mod, "l2a_sum") != CUDA_SUCCESS) {
+        result((tag + ".load").c_str(), false, "no l2a_fill / l2a_sum");
+        return;
+    }
+    const unsigned n = (unsigned)(L.per_side / 4); // the whole half
+    const size_t bytes = (size_t)L.granules << 21;
+    std::vector<uint32_t> h(bytes / 4), flips((L.granules + 31) / 32);
+    CK(cudaMemcpy(flips.data(), (const void *)L.flips, flips.size() * 4, cudaMemcpyDeviceToHost));
+    tidal_l2_layout H = L;
+    H.flips = (uint64_t)(uintptr_t)flips.data();
+    for (unsigned side = 0; side < 2; side++) {
+        CK(cudaMemset((void *)L.base, 0, bytes));
+        uint64_t base = 0;
+        TCK(api.l2addr_attach(mod, "l2a_fill", 0, m, side, &base));
+        TCK(api.l2addr_attach(mod, "l2a_sum", 0, m, side, nullptr));
+        unsigned x = 0x9e3779b9u * (side + 1);
+        void *fa[] = {&base, (void *)&n, &x};
+        CUresult r = d.launch(fill, 264, 1, 1, 256, 1, 1, 0, nullptr, fa, nullptr);
+        unsigned long long *dsum, hsum = 0, want = 0;
+        CK(cudaMalloc(&dsum, sizeof *dsum));
+        CK(cudaMemset(dsum, 0, sizeof *dsum));
+        void *sa[] = {&base, (void *)&n, &dsum};
+        CUresult r2 = d.launch(sum, 264, 1, 1, 256, 1, 1, 0, nullptr, sa, nullptr);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(h.data(), (const void *)L.base, bytes, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&hsum, dsum, sizeof hsum, cudaMemcpyDeviceToHost));
+        CK(cudaFree(dsum));
+        unsigned long long wrong = 0, other = 0;
+        std::vector<char> mine(bytes / 4096, 0);
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t a = tidal_l2_addr(&H, side, 4ull * i) - L.base;
+            mine[a >> 12] = 1;
+            wrong += h[a / 4] != (x ^ i);
+            want += x ^ i;
+        }
+        for (size_t w = 0; w < h.size(); w++) other += !mine[w * 4 >> 12] && h[w] != 0;
+        result((tag + ".side" + std::to_string(side)).c_str(),
+               r == CUDA_SUCCESS && r2 == CUDA_SUCCESS && wrong == 0 && other == 0 && hsum == want,
+               std::to_string(n) + " words through parameter 0 = byte 0 of side " + std::to_string(side) + "'s half: " +
+                   std::to_string(wrong) + " not where tidal_l2_addr puts them, " + std::to_string(other) +
+                   " written in the other half; l2a_sum " + (hsum == want ? "exact" : "WRONG"));
+    }
+    // cleared: untranslated, a plain buffer addressed linearly
+    uint64_t base = 1;
+    TCK(api.l2addr_attach(mod, "l2a_fill", 0, nullptr, 0, &base));
+    unsigned *plain;
+    const unsigned pn = 1u << 20;
+    CK(cudaMalloc(&plain, pn * 4));
+    CK(cudaMemset(plain, 0, pn * 4));
+    unsigned x = 77;
+    void *fa[] = {&plain, (void *)&pn, &x};
+    CUresult r = d.launch(fill, 264, 1, 1, 256, 1, 1, 0, nullptr, fa, nullptr);
+    CK(cudaDeviceSynchronize());
+    std::vector<uint32_t> hp(pn);
+    CK(cudaMemcpy(hp.data(), plain, pn * 4, cudaMemcpyDeviceToHost));
+    CK(cudaFree(plain));
+    unsigned long long wrong = 0;
+    for (unsigned i = 0; i < pn; i++) wrong += hp[i] != (x ^ i);
+    result((tag + ".cleared").c_str(), r == CUDA_SUCCESS && base == 0 && wrong == 0,
+           "word cleared, a cudaMalloc buffer: " + std::to_string(wrong) + " of " + std::to_string(pn) +
+               " words wrong");
+    // a parameter the pass did not translate: refused by name, nothing written
+    int st = api.l2addr_attach(mod, "l2a_fill", 1, m, 0, nullptr);
+    std::string why = api.last_error();
+    result((tag + ".refuses-untranslated").c_str(), st == -9 && why.find("__tidal_l2addr_p1_l2a_fill") != std::string::npos,
+           "status " + std::to_string(st) + ": " + why);
+    d.unload(mod);
+}
+
+static void mode_l2addr(int argc, char **argv)
+{
+    if (!api.l2addr_attach || !api.l2mem_create) {
+        result("l2addr.api", false, "tidal_l2addr_attach not in this process");
+        return;
+    }
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    L2aDriver d = {};
+    if (cuda) {
+        *(void **)&d.load = dlsym(cuda, "cuModuleLoadData");
+        *(void **)&d.unload = dlsym(cuda, "cuModuleUnload");
+        *(void **)&d.get = dlsym(cuda, "cuModuleGetFunction");
+        *(void **)&d.launch = dlsym(cuda, "cuLaunchKernel");
+    }
+    if (!d.load || !d.unload || !d.get || !d.launch) {
+        result("l2addr.driver", false, "libcuda.so.1's module API not found");
+        return;
+    }
+    CK(cudaFree(nullptr)); // the runtime's context is current for the driver calls
+    tidal_l2mem *m;
+    int st = api.l2mem_create((size_t)16 << 20, &m);
+    if (st == -14 /* TIDAL_ERR_UNSUPPORTED */) {
+        printf("SKIP l2addr: no tidal_l2mem on this device: %s\n", api.last_error());
+        return;
+    }
+    TCK(st);
+    tidal_l2_layout L;
+    TCK(api.l2mem_layout(m, &L));
+    for (int i = 2; i < argc; i++) l2addr_module(d, argv[i], m, L);
+    TCK(api.l2mem_destroy(m));
+}
+
 // ---------------------------------------------------------------- clusters
 __global__ void cluster_where(unsigned *sm)
 {
@@ -1948,7 +2095,7 @@ static void mode_policy()
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | bimodal | cluster | serve\n");
+        fprintf(stderr, "usage: rt_app env N | api | flip | graph | place | smem | tenant NAME [--set SMSET] [--socket P] | hog [BLOCKS MS] | probe | rate [BLOCKS] | policy | l2side | l2mem | l2addr PTX... | bimodal | cluster | serve\n");
         return 2;
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -1970,6 +2117,7 @@ int main(int argc, char **argv)
     else if (m == "l2side") mode_l2side();
     else if (m == "l2mem") mode_l2mem();
     else if (m == "bimodal") mode_bimodal();
+    else if (m == "l2addr") mode_l2addr(argc, argv);
     else if (m == "cluster") mode_cluster();
     else if (m == "serve") mode_serve();
     else if (m == "tenant" && argc > 2) mode_tenant(argc, argv);

@@ -82,6 +82,10 @@ build() {
     $(grep -o 'GET([a-z_0-9]*)' "$here/rt_app.cu" | sed 's/GET(\(.*\))/-Xlinker --undefined=tidal_\1/' | sort -u) "$here/rt_app.cu" -o "$B/rt_app_linked" \
     --tidal-report="$B/rt_app.report"
   "$B/bin/tidal-nvcc" --tidal-no-runtime -arch=sm_90a -O2 -I"$root/runtime" -I"$root/abi" "$here/rt_app.cu" "$B/obj/rt_smset.o" -o "$B/rt_app_plain"
+  # rt_app l2addr's modules: parameter 0 of both kernels translated (and once with the tidal pass after it)
+  "$CUDA_HOME/bin/nvcc" -arch=sm_90a -ptx "$here/l2addr_kernels.cu" -o "$B/l2a.ptx"
+  "$B/bin/tidal-opt" -p l2addr --l2addr l2a_fill:0,l2a_sum:0 "$B/l2a.ptx" -o "$B/l2a.l2.ptx"
+  "$B/bin/tidal-opt" -p l2addr,tidal --l2addr l2a_fill:0,l2a_sum:0 "$B/l2a.ptx" -o "$B/l2a.both.ptx"
   cd - >/dev/null
   set +e
   echo "build ok"
@@ -113,6 +117,7 @@ TIDAL_POLICY_TRACE=$OUTDIR/policy-trace.jsonl run_prog linked.policy "$B/rt_app_
 run_prog linked.l2side "$B/rt_app_linked" l2side
 run_prog linked.l2mem "$B/rt_app_linked" l2mem
 run_prog linked.bimodal "$B/rt_app_linked" bimodal
+run_prog linked.l2addr "$B/rt_app_linked" l2addr "$B/l2a.l2.ptx" "$B/l2a.both.ptx"
 run_prog linked.serve "$B/rt_app_linked" serve
 
 log "== 2. the same program, no libtidal linked, under LD_PRELOAD"
@@ -126,6 +131,7 @@ LD_PRELOAD=$PRE run_prog preload.policy "$B/rt_app_plain" policy
 LD_PRELOAD=$PRE run_prog preload.l2side "$B/rt_app_plain" l2side
 LD_PRELOAD=$PRE run_prog preload.l2mem "$B/rt_app_plain" l2mem
 LD_PRELOAD=$PRE run_prog preload.bimodal "$B/rt_app_plain" bimodal
+LD_PRELOAD=$PRE run_prog preload.l2addr "$B/rt_app_plain" l2addr "$B/l2a.l2.ptx" "$B/l2a.both.ptx"
 LD_PRELOAD=$PRE run_prog preload.serve "$B/rt_app_plain" serve
 run_prog linked.cluster "$B/rt_app_linked" cluster
 LD_PRELOAD=$PRE run_prog preload.cluster "$B/rt_app_plain" cluster
