@@ -96,11 +96,20 @@ __global__ void ls_probe(Data d, unsigned first, unsigned n, unsigned long long 
 /* BE: each warp streams 4 KiB blocks of src (16 B a lane, 8 steps), block after block,
  * until *stop; *bytes counts what was read. src.addr(o) is byte o's address; src.chunk(i)
  * runs before the warp's i-th block (a bimodal source re-reads its mode there). */
+/* The SM each BE block started on (blocks past 1024 not kept): what a stuck LS probe
+ * reports (Runner::run), to tell "LS's SMs held by BE" from other causes. */
+__device__ unsigned be_block_sm[1024];
+
 template <class Src>
 __device__ void stream_blocks(Src &src, unsigned long long bytes_total, volatile unsigned *stop, unsigned *started,
                               unsigned long long *bytes)
 {
-    if (threadIdx.x == 0) atomicAdd(started, 1u);
+    if (threadIdx.x == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        if (blockIdx.x < 1024) be_block_sm[blockIdx.x] = sm;
+        atomicAdd(started, 1u);
+    }
     unsigned warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     unsigned nwarps = gridDim.x * blockDim.x / 32;
     unsigned long long nblk = bytes_total / 4096, done = 0;
@@ -193,6 +202,46 @@ struct Runner {
      * on bes (nullptr: no BE); run LS's probe of ls from line `first` on sls (nullptr: no LS)
      * once BE's blocks have started and 200 us more; stop BE when LS is done and at least
      * min_ms after BE was launched. */
+    /* LS's probe ends within ~1.2 s (its wait for BE is bounded): past 5 s it is stuck, and
+     * what BE holds is printed before the process ends (the watchdog would only name the
+     * step). */
+    void wait_ls(cudaStream_t sls, unsigned be_blocks)
+    {
+        timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        for (;;) {
+            cudaError_t q = cudaStreamQuery(sls);
+            if (q == cudaSuccess) return;
+            if (q != cudaErrorNotReady) RK(q);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            if (b.tv_sec - a.tv_sec >= 5) break;
+            usleep(200);
+        }
+        cudaStream_t peek;
+        RK(cudaStreamCreateWithFlags(&peek, cudaStreamNonBlocking));
+        unsigned started = 0, sm[1024];
+        RK(cudaMemcpyAsync(&started, ctl + 1, sizeof started, cudaMemcpyDeviceToHost, peek));
+        RK(cudaMemcpyAsync(sm, be_sms_dev(), sizeof sm, cudaMemcpyDeviceToHost, peek));
+        RK(cudaStreamSynchronize(peek));
+        std::vector<unsigned> on(nsm, 0);
+        for (unsigned i = 0; i < be_blocks && i < 1024; i++)
+            if (sm[i] < nsm) on[sm[i]]++;
+        std::string where;
+        for (unsigned s = 0; s < nsm; s++)
+            if (on[s]) where += " " + std::to_string(s) + (on[s] > 1 ? "x" + std::to_string(on[s]) : "");
+        fprintf(stderr, "LS probe stuck for 5 s: BE started %u of %u blocks, on SMs%s\n", started, be_blocks,
+                where.c_str());
+        fflush(stdout);
+        _exit(4);
+    }
+
+    static unsigned *be_sms_dev()
+    {
+        void *p;
+        RK(cudaGetSymbolAddress(&p, be_block_sm));
+        return (unsigned *)p;
+    }
+
     template <class BE>
     RunResult run(cudaStream_t bes, unsigned be_blocks, BE be, cudaStream_t sls, const Data &ls, unsigned first,
                   double min_ms)
@@ -201,8 +250,14 @@ struct Runner {
         flush<<<4 * nsm, 512>>>(fl, fl_bytes / 16, ctl);
         RK(cudaDeviceSynchronize());
         step("launch BE");
+        /* cudaMemset is asynchronous and runs on the legacy stream, which the partition
+         * streams (non-blocking) do not wait for: finish it before BE starts, or BE can
+         * read the last run's stop word (and leave after one block of 4 KiB a warp: a
+         * few microseconds that passed for TB/s) */
         RK(cudaMemset(ctl, 0, 2 * sizeof *ctl));
         RK(cudaMemset(bytes, 0, sizeof *bytes));
+        RK(cudaMemset(be_sms_dev(), 0xff, 1024 * sizeof(unsigned)));
+        RK(cudaStreamSynchronize(0));
         if (bes) {
             RK(cudaEventRecord(e0, bes));
             be(bes, be_blocks, ctl, ctl + 1, bytes);
@@ -213,7 +268,7 @@ struct Runner {
         step("LS probe");
         if (sls) {
             ls_probe<<<1, 32, 0, sls>>>(ls, first, nls, 0, dlat, ctl + 1, bes ? be_blocks : 0, 200000);
-            RK(cudaStreamSynchronize(sls));
+            wait_ls(sls, be_blocks);
         }
         step("BE's minimum time");
         do clock_gettime(CLOCK_MONOTONIC, &t);
