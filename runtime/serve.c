@@ -45,6 +45,10 @@ typedef struct serve_inst {
     unsigned index;
     CUstream stream;
     CUgraphExec *graph_of; /* [max_batch]: the graph that runs a batch of b is graph_of[b - 1] */
+    /* shares: share i's mask and its graph_of table (the same shape) */
+    unsigned nshares;
+    tidal_smset *share_mask;
+    CUgraphExec **share_of;
     /* the run */
     pthread_t thread;
     int started;
@@ -233,12 +237,12 @@ static int decide(tidal_server *s, serve_svc *v, size_t tail, unsigned *b, uint6
 
 /* ------------------------------------------------------------------ one batch */
 
-/* Launch the instance's graph for a batch of n and wait until it is done. */
-static int launch_wait(serve_inst *in, unsigned n)
+/* Launch graph_of's graph for a batch of n and wait until it is done. */
+static int launch_wait(serve_inst *in, CUgraphExec *const graph_of, unsigned n)
 {
     const tidal_cu *cu = tidal__cu();
     const int wait = in->svc->wait;
-    CUresult r = cu->GraphLaunch(in->graph_of[n - 1], in->stream);
+    CUresult r = cu->GraphLaunch(graph_of[n - 1], in->stream);
     if (r != CUDA_SUCCESS) return cuda_fail(in, r, "cuGraphLaunch");
     if (wait == TIDAL_SERVER_WAIT_BLOCK) {
         r = cu->StreamSynchronize(in->stream);
@@ -279,14 +283,18 @@ static int serve_batch(serve_inst *in, size_t first, unsigned n)
 {
     tidal_server *s = in->server;
     serve_svc *v = in->svc;
-    unsigned sms = 0;
+    unsigned sms = 0, share = 0;
     int rc;
     if (s->policy) {
+        tidal_smset mask;
         if ((rc = tidal_policy_request_begin(s->policy, v->policy_id, 0)) != TIDAL_OK) return run_fail(s, rc);
-        if ((rc = tidal_policy_share(s->policy, v->policy_id, NULL, &sms)) != TIDAL_OK) return run_fail(s, rc);
+        if ((rc = tidal_policy_share(s->policy, v->policy_id, in->nshares ? &mask : NULL, &sms)) != TIDAL_OK)
+            return run_fail(s, rc);
+        for (unsigned i = 0; i < in->nshares && !share; i++)
+            if (!memcmp(&in->share_mask[i], &mask, sizeof mask)) share = i + 1;
     }
     const uint64_t t0 = now(s);
-    if ((rc = launch_wait(in, n)) != TIDAL_OK) return rc;
+    if ((rc = launch_wait(in, share ? in->share_of[share - 1] : in->graph_of, n)) != TIDAL_OK) return rc;
     const uint64_t t1 = now(s);
     if (s->policy && (rc = tidal_policy_request_end(s->policy, v->policy_id, (double)(t1 - t0) / 1e3, n)) != TIDAL_OK)
         return run_fail(s, rc);
@@ -304,6 +312,7 @@ static int serve_batch(serve_inst *in, size_t first, unsigned n)
         r->instance = in->index;
         r->batch = n;
         r->sms = sms;
+        r->share = share;
         r->start_ns = t0;
         r->end_ns = t1;
     }
@@ -445,6 +454,9 @@ static void svc_free(serve_svc *v)
     if (!v) return;
     for (unsigned i = 0; v->inst && i < v->ninst; i++) {
         free(v->inst[i].graph_of);
+        for (unsigned j = 0; j < v->inst[i].nshares && v->inst[i].share_of; j++) free(v->inst[i].share_of[j]);
+        free(v->inst[i].share_of);
+        free(v->inst[i].share_mask);
         free(v->inst[i].be);
     }
     free(v->inst);
@@ -456,20 +468,53 @@ static void svc_free(serve_svc *v)
     free(v);
 }
 
-/* The graph for each batch size of instance in: graphs[b - 1], else the next larger one. */
-static int resolve_graphs(const tidal_server_service *sv, unsigned k, unsigned max_batch, CUgraphExec *of)
+/* The graph for each batch size (of an instance, or of one of its shares: what): graphs[b -
+ * 1], else the next larger one; graph for every size when there is no graphs. */
+static int resolve_graphs(const tidal_server_service *sv, unsigned k, const char *what, void *graph,
+                          void *const *graphs, unsigned max_batch, CUgraphExec *of)
 {
-    const tidal_server_instance *in = &sv->instances[k];
-    if (!in->graphs) {
-        if (!in->graph) return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u has no graph", sv->name, k);
-        for (unsigned b = 0; b < max_batch; b++) of[b] = (CUgraphExec)in->graph;
+    if (!graphs) {
+        if (!graph) return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u%s has no graph", sv->name, k, what);
+        for (unsigned b = 0; b < max_batch; b++) of[b] = (CUgraphExec)graph;
         return TIDAL_OK;
     }
-    if (!in->graphs[max_batch - 1])
+    if (!graphs[max_batch - 1])
         return tidal__fail(TIDAL_ERR_INVALID,
-                           "service %s: instance %u has no graph for a batch of %u (max_batch: graphs[%u])", sv->name,
-                           k, max_batch, max_batch - 1);
-    for (unsigned b = max_batch; b-- > 0;) of[b] = in->graphs[b] ? (CUgraphExec)in->graphs[b] : of[b + 1];
+                           "service %s: instance %u%s has no graph for a batch of %u (max_batch: graphs[%u])", sv->name,
+                           k, what, max_batch, max_batch - 1);
+    for (unsigned b = max_batch; b-- > 0;) of[b] = graphs[b] ? (CUgraphExec)graphs[b] : of[b + 1];
+    return TIDAL_OK;
+}
+
+/* Instance k's shares: each its mask and its graph table; two shares of one mask, or a
+ * share without a policy to give masks, are errors. */
+static int resolve_shares(tidal_server *s, const tidal_server_service *sv, unsigned k, unsigned max_batch,
+                          serve_inst *in)
+{
+    const tidal_server_instance *si = &sv->instances[k];
+    if (!si->nshares) return TIDAL_OK;
+    if (!si->shares)
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u: %u shares, NULL", sv->name, k, si->nshares);
+    if (!s->policy)
+        return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u has shares, but the server has no policy",
+                           sv->name, k);
+    if (!(in->share_mask = calloc(si->nshares, sizeof *in->share_mask)) ||
+        !(in->share_of = calloc(si->nshares, sizeof *in->share_of)))
+        return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
+    in->nshares = si->nshares;
+    for (unsigned i = 0; i < si->nshares; i++) {
+        char what[32];
+        snprintf(what, sizeof what, " share %u", i);
+        for (unsigned j = 0; j < i; j++)
+            if (!memcmp(&si->shares[j].mask, &si->shares[i].mask, sizeof si->shares[i].mask))
+                return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u: shares %u and %u have one mask",
+                                   sv->name, k, j, i);
+        in->share_mask[i] = si->shares[i].mask;
+        if (!(in->share_of[i] = calloc(max_batch + 1, sizeof *in->share_of[i])))
+            return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
+        int rc = resolve_graphs(sv, k, what, si->shares[i].graph, si->shares[i].graphs, max_batch, in->share_of[i]);
+        if (rc) return rc;
+    }
     return TIDAL_OK;
 }
 
@@ -526,10 +571,12 @@ int tidal_server_add_service(tidal_server *s, const tidal_server_service *sv, in
         serve_inst *in = &v->inst[k];
         in->server = s, in->svc = v, in->index = k;
         in->stream = (CUstream)sv->instances[k].stream;
+        const tidal_server_instance *si = &sv->instances[k];
         if (!(in->graph_of = calloc(max_batch + 1, sizeof *in->graph_of)))
             rc = tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
         else
-            rc = resolve_graphs(sv, k, max_batch, in->graph_of);
+            rc = resolve_graphs(sv, k, "", si->graph, si->graphs, max_batch, in->graph_of);
+        if (rc == TIDAL_OK) rc = resolve_shares(s, sv, k, max_batch, in);
     }
     if (rc == TIDAL_OK && s->nsvc == s->cap) {
         unsigned cap = s->cap ? 2 * s->cap : 4;

@@ -79,6 +79,19 @@ typedef struct tidal_server_config {
     void *ctx;
 } tidal_server_config;
 
+/* A graph placed for one share of the SMs (optional, per instance): captured on a stream
+   whose SMs are exactly mask (tidal_partition_stream of a partition of that set: every
+   kernel node then runs there, wherever the graph is launched from), it runs a batch when
+   the policy's mask of the service at the batch's start is mask; other batches run the
+   instance's own graph(s). So a service whose share moves (BE under SGDRC while LS holds
+   its SMs) runs a graph that never touches the SMs it was not given, instead of clones
+   that land on them at every launch and leave (docs/runtime.md "The serving engine"). */
+typedef struct tidal_server_share {
+    tidal_smset mask;
+    void *graph;         /* CUgraphExec, as the instance's graph */
+    void *const *graphs; /* optional, per batch size, as the instance's graphs */
+} tidal_server_share;
+
 /* One model instance: its stream and its graph(s). */
 typedef struct tidal_server_instance {
     void *stream; /* CUstream the graphs are launched on (NULL: the legacy default stream) */
@@ -86,6 +99,8 @@ typedef struct tidal_server_instance {
     /* Optional: graphs[b - 1] runs a batch of b requests (b = 1..max_batch); a NULL entry
        means the next larger batch's graph (padding), so graphs[max_batch - 1] is needed. */
     void *const *graphs;
+    const tidal_server_share *shares; /* optional: graphs for given masks (copied) */
+    unsigned nshares;
 } tidal_server_instance;
 
 typedef struct tidal_server_service {
@@ -105,6 +120,7 @@ typedef struct tidal_server_record {
     unsigned instance;   /* which instance ran it */
     unsigned batch;      /* requests in its batch */
     unsigned sms;        /* SMs the policy gave the service when the batch began (0: no policy) */
+    unsigned share;      /* 1 + the index of the instance's share whose graph ran; 0: its own graph */
     uint64_t request;    /* LS: its index in the arrival schedule; BE: per instance, in order */
     uint64_t arrival_ns; /* LS: the scheduled arrival; BE: = start_ns */
     uint64_t queued_ns;  /* LS: when the dispatcher queued it; BE: = start_ns */

@@ -19,7 +19,10 @@ merges what they write; one process runs the configurations it is given:
   tidal-static  tidal partitions of --ls-sms and --be-sms, nothing moves
   tidal-sgdrc   tidal.policy "sgdrc": LS reserves its demand while it has work (and idle_us
                 after), BE runs on every other SM, and on all of them while LS idles;
-                variants as tidal-sgdrc:idle=2000 (the hold in us)
+                variants as tidal-sgdrc:idle=2000 (the hold in us); :placed=1 (--engine c):
+                BE also has a graph captured on a partition stream of the SMs it keeps while
+                LS holds its demand, run then instead of its all-SM clones
+                (tidal_server_share), so that no BE launch lands on LS's SMs
   tidal-gslice  tidal.policy "gslice": the LS share tuned from measured latencies under the SLO
 
 LS models (--ls, bench/dnn/models.py builds them): bert-base (b1 seq 128) or resnet50
@@ -262,8 +265,9 @@ def config_options(cfg):
     kw = {}
     for o in opts:
         k, sep, v = o.partition("=")
-        if not sep or k not in ("idle", "demand") or not v.isdigit():
-            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US or demand=SMS" % (cfg, o))
+        if not sep or k not in ("idle", "demand", "placed") or not v.isdigit():
+            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS or placed=0|1"
+                             % (cfg, o))
         kw[k] = int(v)
     if base not in CONFIGS:
         raise SystemExit("colocate.py: unknown configuration %s (known: %s)" % (base, ", ".join(CONFIGS)))
@@ -590,6 +594,14 @@ def main(a):
                 sls, sb = [pl.stream() for _ in range(k)], pb.stream()
                 if cfg == "tidal-sgdrc":
                     pol_kw = {"idle_us": opt.get("idle", a.idle_us)}
+                if opt.get("placed"):
+                    if a.engine != "c":
+                        raise RuntimeError("placed=1 needs --engine c (tidal_server_share)")
+                    ls_ids = set(parse_smset(ls_set, nsm))
+                    rest = ",".join(str(sm) for sm in range(nsm) if sm not in ls_ids)
+                    pr_ = tt.Partition("be-placed", rest)
+                    parts.append(pr_)
+                    placed_stream = pr_.stream()
                 if a.ls_first:
                     pol_kw["ls_first"] = a.ls_first
                 if a.batch_frac is not None:
@@ -598,6 +610,12 @@ def main(a):
             # streams refuse (a cluster launch on a 2-SM-grain green context) fails here
             ls_runs = [LSInstance(mdl, a.ls, s, a.batches) for s in sls]
             be_run = mdl.runner(a.be, sb) if sb is not None else None
+            if be_run is not None and opt.get("placed"):
+                # BE's graph on the SMs it keeps while LS holds its demand: the policy's mask
+                # for BE then (all SMs but LS's), run by the C engine instead of be_run's
+                placed = mdl.runner(a.be, placed_stream)
+                be_run.shares = {rest: placed.graph}
+                be_run.placed = placed
         except Exception as e:   # noqa: BLE001 -- an error row; the next configuration runs
             error_row(results, name, None, None, e, "setting up (streams, partitions, graph capture)")
             save(results, a)
@@ -677,8 +695,9 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
             # measurement); the policy refines it from the requests' latencies
             pol.batch_profile(ls_svc.sid, {int(b): v["p50_us"] for b, v in sb.items() if int(b) <= max_batch})
         if be_run is not None:
+            shares = getattr(be_run, "shares", None)
             srv.service("be", "be", be_run, partition=pb if pol else None, graphs=[be_run.graph],
-                        streams=[be_run.stream])
+                        streams=[be_run.stream], shares=[shares] if shares and pol is not None else None)
         arr = make_arrivals(a.arrival_spec, load * capacity, a.seconds, seed)
         for inst in ls_runs:
             inst.graphs_run = {}
@@ -716,6 +735,9 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                    ls_graphs={str(b): graphs[b] for b in sorted(graphs)},
                    ls_padding=round(1 - len(rec["ls"]) / rows_run, 4) if rows_run else None,
                    ls_sms_seen=sorted({r.sms for r in rec["ls"]})[:8])
+        if getattr(be_run, "shares", None) and rec.get("be"):
+            # how many BE batches ran the placed graph (their mask was the placed set)
+            row["be_placed_fraction"] = round(sum(1 for r in rec["be"] if r.share) / len(rec["be"]), 3)
         if pol is not None:
             row["policy_state"] = pol.state()
             row["trace"] = os.path.basename(trace)
@@ -725,7 +747,8 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                 row["ls_wait_us"][50], row["ls_run_us"][50],
                 100 * ls_sum.get("slo_attainment", 0), row["be_batches_per_s"],
                 "; mean batch %.2f" % bst["mean"] if max_batch > 1 and bst["mean"] else "",
-                "; LS SMs %s" % row["ls_sms_seen"] if pol is not None else ""))
+                "; LS SMs %s" % row["ls_sms_seen"] if pol is not None else "")
+            + ("; BE placed %.0f%%" % (100 * row["be_placed_fraction"]) if "be_placed_fraction" in row else ""))
         return row
     finally:
         if srv is not None:

@@ -112,9 +112,15 @@ class ServerConfig(ctypes.Structure):
                 ("sleep_ns", _SERVER_SLEEP_FN), ("ctx", ctypes.c_void_p)]
 
 
+class ServerShare(ctypes.Structure):
+    """struct tidal_server_share (runtime/tidal_server.h), in its field order."""
+    _fields_ = [("mask", SmSet), ("graph", ctypes.c_void_p), ("graphs", ctypes.POINTER(ctypes.c_void_p))]
+
+
 class ServerInstance(ctypes.Structure):
     """struct tidal_server_instance (runtime/tidal_server.h), in its field order."""
-    _fields_ = [("stream", ctypes.c_void_p), ("graph", ctypes.c_void_p), ("graphs", ctypes.POINTER(ctypes.c_void_p))]
+    _fields_ = [("stream", ctypes.c_void_p), ("graph", ctypes.c_void_p), ("graphs", ctypes.POINTER(ctypes.c_void_p)),
+                ("shares", ctypes.POINTER(ServerShare)), ("nshares", ctypes.c_uint)]
 
 
 class ServerService(ctypes.Structure):
@@ -127,7 +133,7 @@ class ServerService(ctypes.Structure):
 class ServerRecord(ctypes.Structure):
     """struct tidal_server_record (runtime/tidal_server.h), in its field order."""
     _fields_ = [("service", ctypes.c_int), ("instance", ctypes.c_uint), ("batch", ctypes.c_uint),
-                ("sms", ctypes.c_uint), ("request", _U64), ("arrival_ns", _U64), ("queued_ns", _U64),
+                ("sms", ctypes.c_uint), ("share", ctypes.c_uint), ("request", _U64), ("arrival_ns", _U64), ("queued_ns", _U64),
                 ("start_ns", _U64), ("end_ns", _U64)]
 
 

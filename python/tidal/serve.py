@@ -44,6 +44,13 @@ for LS, yield for BE). Without a policy it still needs libtidal (the preloaded o
 libtidal.so as tidal.locate finds it), initialized without tidald: nothing is interposed
 there, it only runs the loop. Server.counts has each service's dispatched/requests/batches
 after a run of the C engine.
+
+shares= (engine="c", with a policy): per instance a dict {SM set: graph(s)} of graphs captured
+on a stream of exactly that set (tidal.torch.Partition(name, set).stream()); a batch that
+begins while the policy's mask of the service is that set runs that graph instead of the
+instance's own, and its Record's share says which (1 + its index, 0: the instance's graph).
+BE under SGDRC: its own graph on all SMs (clones that follow the live mask while LS idles),
+and a graph of the SMs it keeps while LS holds its demand, which never touches LS's SMs.
 """
 import collections
 import ctypes
@@ -57,7 +64,7 @@ from . import _lib
 
 __all__ = ["Server", "poisson", "bursty", "Record", "summarize"]
 
-Record = collections.namedtuple("Record", "service arrival start end batch sms")
+Record = collections.namedtuple("Record", "service arrival start end batch sms share", defaults=(0,))
 
 
 def poisson(rate, seconds, seed=0):
@@ -234,7 +241,39 @@ class _CEngine:
                        "tidal_server_instantiate")
         return e.value
 
-    def add(self, name, cls, sid, max_batch, wait, graphs, streams):
+    def _table(self, g, max_batch, w, inst):
+        """One graph, or one per batch size (a dict or a list), into inst.graph / inst.graphs."""
+        if isinstance(g, dict) or (isinstance(g, (list, tuple)) and max_batch > 1):
+            by = dict(g) if isinstance(g, dict) else {b + 1: x for b, x in enumerate(g)}
+            bad = [b for b in by if not isinstance(b, int) or not 1 <= b <= max_batch]
+            if bad:
+                raise TidalError("%s: graphs for batch sizes %s: want 1..max_batch (%d)" % (w, bad, max_batch))
+            table = (ctypes.c_void_p * max_batch)()
+            for b, x in by.items():
+                table[b - 1] = _graph_exec(x, self.instantiate, "%s, batch %d" % (w, b))
+            inst.graphs = ctypes.cast(table, ctypes.POINTER(ctypes.c_void_p))
+            self.keep.append(table)
+        else:
+            inst.graph = _graph_exec(g, self.instantiate, w)
+
+    def _shares(self, shares, max_batch, w, inst):
+        """{SM set: graph(s)}: graphs captured on a stream of exactly that set, run when the
+        policy's mask of the service is that set (tidal_server_share)."""
+        if not shares:
+            return
+        if not isinstance(shares, dict):
+            raise TidalError("%s: shares %r: want a dict {SM set: graph(s)}" % (w, shares))
+        arr = (_lib.ServerShare * len(shares))()
+        for i, (smset, g) in enumerate(shares.items()):
+            text = smset if isinstance(smset, str) else ",".join(str(int(x)) for x in sorted(smset))
+            self.lib.check(self.lib.tidal_smset_parse(text.encode(), ctypes.byref(arr[i].mask), None, None),
+                           "%s: share %r" % (w, text))
+            self._table(g, max_batch, "%s share %s" % (w, text), arr[i])
+        inst.shares = ctypes.cast(arr, ctypes.POINTER(_lib.ServerShare))
+        inst.nshares = len(shares)
+        self.keep.append(arr)
+
+    def add(self, name, cls, sid, max_batch, wait, graphs, streams, shares=None):
         what = "Server.service(%s)" % name
         if graphs is None or streams is None:
             raise TidalError("%s: engine='c' runs CUDA graphs: give graphs= and streams= (an instance each)" % what)
@@ -245,22 +284,14 @@ class _CEngine:
                                                                                           len(streams)))
         if wait not in _lib.SERVER_WAITS:
             raise TidalError("%s: wait %r: want one of %s" % (what, wait, ", ".join(_lib.SERVER_WAITS)))
+        if shares is not None and (not isinstance(shares, (list, tuple)) or len(shares) != len(graphs)):
+            raise TidalError("%s: shares: want a list with one dict {SM set: graph(s)} per instance" % what)
         inst = (_lib.ServerInstance * len(graphs))()
         for k, (g, st) in enumerate(zip(graphs, streams)):
             w = "%s instance %d" % (what, k)
             inst[k].stream = _stream_handle(st, w + ": stream")
-            if isinstance(g, dict) or (isinstance(g, (list, tuple)) and max_batch > 1):
-                by = dict(g) if isinstance(g, dict) else {b + 1: x for b, x in enumerate(g)}
-                bad = [b for b in by if not isinstance(b, int) or not 1 <= b <= max_batch]
-                if bad:
-                    raise TidalError("%s: graphs for batch sizes %s: want 1..max_batch (%d)" % (w, bad, max_batch))
-                table = (ctypes.c_void_p * max_batch)()
-                for b, x in by.items():
-                    table[b - 1] = _graph_exec(x, self.instantiate, "%s, batch %d" % (w, b))
-                inst[k].graphs = ctypes.cast(table, ctypes.POINTER(ctypes.c_void_p))
-                self.keep.append(table)
-            else:
-                inst[k].graph = _graph_exec(g, self.instantiate, w)
+            self._table(g, max_batch, w, inst[k])
+            self._shares(shares[k] if shares is not None else None, max_batch, w, inst[k])
         sv = _lib.ServerService(name.encode(), 1 if cls == "ls" else 2, sid, int(max_batch), _lib.SERVER_WAITS[wait],
                                 ctypes.cast(inst, ctypes.POINTER(_lib.ServerInstance)), len(graphs))
         i = ctypes.c_int()
@@ -289,7 +320,8 @@ class _CEngine:
         for k in range(n.value):
             r = recs[k]
             name = names[r.service]
-            out[name].append(Record(name, r.arrival_ns / 1e9, r.start_ns / 1e9, r.end_ns / 1e9, r.batch, r.sms))
+            out[name].append(Record(name, r.arrival_ns / 1e9, r.start_ns / 1e9, r.end_ns / 1e9, r.batch, r.sms,
+                                    r.share))
         counts = {}
         for name, i in self.ids.items():
             c = _lib.ServerCounts()
@@ -321,7 +353,8 @@ class Server:
         self._c = _CEngine(policy) if engine == "c" else None
 
     def service(self, name, cls, run=None, partition=None, slo_us=0.0, profile=None, max_batch=1,
-                max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0, graphs=None, streams=None, wait="default"):
+                max_queue_us=0, min_sms=0, max_sms=0, demand_sms=0, graphs=None, streams=None, wait="default",
+                shares=None):
         if name in self.services:
             raise TidalError("Server.service: %s exists" % name)
         if cls not in ("ls", "be"):
@@ -336,8 +369,10 @@ class Server:
         sid = self.policy.add(name, cls, partition, slo_us=slo_us, profile=profile, min_sms=min_sms,
                               max_sms=max_sms, max_batch=max_batch, max_queue_us=max_queue_us,
                               demand_sms=demand_sms)
+        if shares is not None and self._c is None:
+            raise TidalError("Server.service(%s): shares are engine='c''s (graphs placed per share)" % name)
         if self._c is not None:
-            self._c.add(name, cls, sid, max_batch, wait, graphs, streams)
+            self._c.add(name, cls, sid, max_batch, wait, graphs, streams, shares)
         s = _Service(self, name, cls, runs, sid, max_batch, slo_us)
         self.services[name] = s
         return s

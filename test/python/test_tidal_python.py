@@ -1288,7 +1288,7 @@ class TestServeC(unittest.TestCase):
         self.assertEqual(d["ls"], d["arrivals"])            # every request served, once
         self.assertGreater(d["be"], 0)
         self.assertEqual(d["type"], "Record")
-        self.assertEqual(d["fields"], ["service", "arrival", "start", "end", "batch", "sms"])
+        self.assertEqual(d["fields"], ["service", "arrival", "start", "end", "batch", "sms", "share"])
         self.assertEqual(d["be_batches"], [2])
         self.assertEqual(d["sms"], [0])
         self.assertTrue(d["in_time"])                      # seconds of time.monotonic()
@@ -1307,11 +1307,15 @@ class TestServeC(unittest.TestCase):
             srv = serve.Server(pol, engine="c")
             srv.service("ls", "ls", lambda ids: None, graphs=[LazyGraph(500)], streams=[Stream(1)], slo_us=20000,
                         profile=policy.Scaling(4000, 100), wait="yield")
-            srv.service("be", "be", graphs=[{1: 1500}], streams=[Stream(2)], wait="block")
+            # BE: its graph on all SMs, and one placed on the 22 it keeps while LS holds 110
+            srv.service("be", "be", graphs=[{1: 1500}], streams=[Stream(2)], wait="block",
+                        shares=[{"110-131": 1400}])
             arr = serve.poisson(200, 0.5, seed=3)
             rec = srv.run({"ls": arr}, seconds=0.5)
             st = pol.state()
+            be_by_share = sorted({(r.share, r.sms) for r in rec["be"]})
             print(json.dumps({"arrivals": len(arr), "ls": len(rec["ls"]), "be": len(rec["be"]),
+                              "be_by_share": be_by_share, "ls_share": sorted({r.share for r in rec["ls"]}),
                               "ls_sms": sorted({r.sms for r in rec["ls"]}), "moves": moves[:2],
                               "shrinks": sum(1 for m in moves if m == (1, 22)),
                               "inflight": [x["inflight"] for x in st["services"]],
@@ -1320,6 +1324,8 @@ class TestServeC(unittest.TestCase):
         self.assertEqual(d["ls"], d["arrivals"])
         self.assertGreater(d["be"], 0)
         self.assertEqual(d["ls_sms"], [110])                 # the profile's knee, reserved at begin
+        self.assertEqual(d["be_by_share"], [[0, 132], [1, 22]])  # the placed graph exactly while LS holds 0-109
+        self.assertEqual(d["ls_share"], [0])
         self.assertEqual(d["moves"], [[0, 110], [1, 132]])
         self.assertGreater(d["shrinks"], 0)                  # BE loses LS's SMs while LS runs
         self.assertEqual(d["inflight"], [0, 0])              # every begin ended
@@ -1381,7 +1387,8 @@ class TestServerHeader(unittest.TestCase):
             h = f.read()
         for name in L.SERVER_PROTOTYPES:
             self.assertRegex(h, r"\b%s\s*\(" % name, "%s is not in tidal_server.h" % name)
-        for tag, cls in (("tidal_server_config", L.ServerConfig), ("tidal_server_instance", L.ServerInstance),
+        for tag, cls in (("tidal_server_config", L.ServerConfig), ("tidal_server_share", L.ServerShare),
+                         ("tidal_server_instance", L.ServerInstance),
                          ("tidal_server_service", L.ServerService), ("tidal_server_record", L.ServerRecord),
                          ("tidal_server_counts", L.ServerCounts)):
             body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (tag, tag), h, re.S).group(1)

@@ -9,6 +9,7 @@
  * completion word at once. The threads race on the clock, so the checks hold whichever
  * runs first: bounds, not exact batches, where the order of threads decides. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -169,7 +170,7 @@ static void test_arrivals_in_order_and_on_time(void **state)
     /* the graph takes no fake time: only the dispatcher moves the clock (a worker that ran
        a backlog of graphs while the dispatcher was off the CPU would make it late) */
     fake_graph g = {.dur_ns = 0};
-    tidal_server_instance in = {STREAM(0), &g, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0};
     tidal_server *s = server(NULL);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 1, TIDAL_SERVER_WAIT_BLOCK, &in, 1);
     /* 40 arrivals 200 us apart, a burst of 3 at one instant, and two after the run's end */
@@ -238,7 +239,7 @@ static void test_batches_up_to_the_policys_size(void **state)
 
     fake_graph g1 = {.dur_ns = 50 * US}, g4 = {.dur_ns = 80 * US};
     void *table[4] = {&g1, NULL, NULL, &g4};
-    tidal_server_instance in = {STREAM(0), NULL, table};
+    tidal_server_instance in = {STREAM(0), NULL, table, NULL, 0};
     tidal_server *s = server(pol);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, pid, 4, TIDAL_SERVER_WAIT_YIELD, &in, 1);
     /* one request alone (batch 1 measured), then groups of 6 at one instant, 1 ms apart */
@@ -304,7 +305,7 @@ static void test_batches_without_policy(void **state)
 {
     (void)state;
     fake_graph g = {.dur_ns = 500 * US};
-    tidal_server_instance in = {STREAM(0), &g, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0};
     tidal_server *s = server(NULL);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 3, TIDAL_SERVER_WAIT_SPIN, &in, 1);
     uint64_t t[8] = {100 * US, 200 * US, 210 * US, 220 * US, 230 * US, 240 * US, 5 * MS, 5 * MS};
@@ -367,7 +368,7 @@ static void test_begin_end_in_order(void **state)
     unsigned after_add = atomic_load(&mv.n);
 
     fake_graph g = {.dur_ns = 100 * US};
-    tidal_server_instance in = {STREAM(0), &g, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0};
     tidal_server *s = server(pol);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, pl, 1, TIDAL_SERVER_WAIT_DEFAULT, &in, 1);
     uint64_t t[20];
@@ -394,6 +395,93 @@ static void test_begin_end_in_order(void **state)
     assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
 }
 
+/* LS holds its SMs for 5 ms, leaves them for 5 ms, ... (real time), from its own thread,
+ * until *stop: what an LS worker's begin and end do, without the race of two workers. */
+typedef struct toggler {
+    tidal_policy *pol;
+    int ls;
+    atomic_int stop;
+} toggler;
+
+static void *toggle_ls(void *arg)
+{
+    toggler *t = arg;
+    while (!atomic_load(&t->stop)) {
+        assert_int_equal(tidal_policy_request_begin(t->pol, t->ls, 0), TIDAL_OK);
+        usleep(5000);
+        assert_int_equal(tidal_policy_request_end(t->pol, t->ls, 100.0, 1), TIDAL_OK);
+        usleep(5000);
+    }
+    return NULL;
+}
+
+/* A BE instance with a graph for the share it has while LS holds its SMs (66-131): the
+ * batches begun with that mask run it, the others the instance's own graph, and the
+ * records say which. */
+static void test_share_graphs(void **state)
+{
+    (void)state;
+    int pl, pb;
+    tidal_policy *pol = sgdrc_ls_be(no_apply, NULL, &pl, &pb);
+    /* a BE batch takes 0.2 ms of real time: dozens of them in each of LS's phases */
+    fake_graph gall = {.dur_ns = 50 * US, .real_us = 200}, grest = {.dur_ns = 50 * US, .real_us = 200};
+    tidal_server_share sh;
+    memset(&sh, 0, sizeof sh);
+    assert_int_equal(tidal_smset_parse("66-131", &sh.mask, NULL, NULL), TIDAL_OK);
+    sh.graph = &grest;
+    tidal_server_instance bi = {STREAM(1), &gall, NULL, &sh, 1};
+    /* fake time passes only as BE's graphs run (the dispatcher's ticks sleep in real time) */
+    tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
+    tidal_server *s = NULL;
+    assert_int_equal(tidal_server_create(pol, &c, &s), TIDAL_OK);
+    int be = add(s, "be", TIDAL_SERVICE_BE, pb, 1, TIDAL_SERVER_WAIT_YIELD, &bi, 1);
+    toggler tg = {.pol = pol, .ls = pl};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, toggle_ls, &tg), 0);
+    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK); /* 400 batches of 50 us: 80 ms or more */
+    atomic_store(&tg.stop, 1);
+    pthread_join(th, NULL);
+    const tidal_server_record *r;
+    size_t nr;
+    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    unsigned on_share = 0, on_own = 0;
+    for (size_t i = 0; i < nr; i++) {
+        assert_int_equal(r[i].service, be);
+        if (r[i].share) {
+            assert_int_equal(r[i].share, 1);
+            assert_int_equal(r[i].sms, 66); /* begun while LS held 0-65 */
+            on_share++;
+        } else {
+            assert_int_equal(r[i].sms, 132);
+            on_own++;
+        }
+    }
+    assert_true(on_share > 0 && on_own > 0);
+    assert_int_equal(atomic_load(&grest.launches), on_share);
+    assert_int_equal(atomic_load(&gall.launches), on_own);
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+
+    /* refused: two shares of one mask, shares without a policy, a share without a graph */
+    tidal_server_share two[2] = {sh, sh};
+    tidal_server_instance bad = {STREAM(1), &gall, NULL, two, 2};
+    tidal_server_service sv = {
+        .name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bad, .ninstances = 1};
+    s = server(pol);
+    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "shares 0 and 1 have one mask"));
+    two[1].graph = NULL;
+    assert_int_equal(tidal_smset_parse("100-131", &two[1].mask, NULL, NULL), TIDAL_OK);
+    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "instance 0 share 1 has no graph"));
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+    s = server(NULL);
+    bad.nshares = 1;
+    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "has shares, but the server has no policy"));
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+    assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
+}
+
 /* ------------------------------------------------------------------ BE */
 
 static void test_be_closed_loop(void **state)
@@ -401,7 +489,7 @@ static void test_be_closed_loop(void **state)
     (void)state;
     /* time passes as BE's graphs run: 5 ms is 50 of them, each 200 us in real time */
     fake_graph g0 = {.dur_ns = 100 * US, .real_us = 200}, g1 = {.dur_ns = 100 * US, .real_us = 200};
-    tidal_server_instance in[2] = {{STREAM(0), &g0, NULL}, {STREAM(1), &g1, NULL}};
+    tidal_server_instance in[2] = {{STREAM(0), &g0, NULL, NULL, 0}, {STREAM(1), &g1, NULL, NULL, 0}};
     tidal_server_config cfg = {.now_ns = fake_clock, .sleep_ns = real_sleep};
     tidal_server *s = NULL;
     assert_int_equal(tidal_server_create(NULL, &cfg, &s), TIDAL_OK);
@@ -446,8 +534,8 @@ static void test_launch_failure_stops_the_run(void **state)
 {
     (void)state;
     fake_graph gl = {.dur_ns = 30 * US}, gb = {.dur_ns = 100 * US, .fail_at = 5};
-    tidal_server_instance li[2] = {{STREAM(0), &gl, NULL}, {STREAM(1), &gl, NULL}};
-    tidal_server_instance bi = {STREAM(2), &gb, NULL};
+    tidal_server_instance li[2] = {{STREAM(0), &gl, NULL, NULL, 0}, {STREAM(1), &gl, NULL, NULL, 0}};
+    tidal_server_instance bi = {STREAM(2), &gb, NULL, NULL, 0};
     tidal_server *s = server(NULL);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 1, TIDAL_SERVER_WAIT_YIELD, li, 2);
     int be = add(s, "be", TIDAL_SERVICE_BE, 0, 2, TIDAL_SERVER_WAIT_YIELD, &bi, 1);
@@ -485,7 +573,7 @@ static void test_failed_stream_does_not_hang(void **state)
 {
     (void)state;
     fake_graph g = {.dur_ns = 10 * US, .hang = 1};
-    tidal_server_instance in = {STREAM(0), &g, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0};
     tidal_server *s = server(NULL);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 1, TIDAL_SERVER_WAIT_SPIN, &in, 1);
     uint64_t t[3] = {10 * US, 20 * US, 30 * US};
@@ -513,7 +601,7 @@ static void test_policy_failure_stops_the_run(void **state)
     tidal_policy *pol = sgdrc_ls_be(failing_apply, &fail, &pl, &pb);
     fail = 1;
     fake_graph g = {.dur_ns = 10 * US};
-    tidal_server_instance in = {STREAM(0), &g, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0};
     tidal_server *s = server(pol);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, pl, 1, TIDAL_SERVER_WAIT_YIELD, &in, 1);
     uint64_t t[2] = {10 * US, 20 * US};
@@ -530,9 +618,9 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     fake_graph g = {.dur_ns = 10 * US};
-    tidal_server_instance in = {STREAM(0), &g, NULL}, none = {STREAM(0), NULL, NULL};
+    tidal_server_instance in = {STREAM(0), &g, NULL, NULL, 0}, none = {STREAM(0), NULL, NULL, NULL, 0};
     void *short_table[2] = {&g, NULL};
-    tidal_server_instance holey = {STREAM(0), NULL, short_table};
+    tidal_server_instance holey = {STREAM(0), NULL, short_table, NULL, 0};
     tidal_server *s = NULL;
     assert_int_equal(tidal_server_create(NULL, NULL, NULL), TIDAL_ERR_INVALID);
     assert_int_equal(tidal_server_create(NULL, NULL, &s), TIDAL_OK); /* the config may be NULL */
@@ -619,7 +707,7 @@ static void test_instantiate_and_block_fallback(void **state)
     void *e = NULL;
     assert_int_equal(tidal_server_instantiate(s, &g, &e), TIDAL_OK);
     assert_ptr_equal(e, &g);
-    tidal_server_instance in = {STREAM(0), e, NULL};
+    tidal_server_instance in = {STREAM(0), e, NULL, NULL, 0};
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 1, TIDAL_SERVER_WAIT_SPIN, &in, 1);
     uint64_t t[4] = {10 * US, 100 * US, 200 * US, 300 * US};
     assert_int_equal(tidal_server_arrivals(s, ls, t, 4), TIDAL_OK);
@@ -641,6 +729,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batches_up_to_the_policys_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batches_without_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_begin_end_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_share_graphs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_be_closed_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_failure_stops_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_stream_does_not_hang, setup, teardown),
