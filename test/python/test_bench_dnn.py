@@ -92,6 +92,15 @@ class TestCommon(unittest.TestCase):
         self.assertEqual(c("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >"), "aten")
         self.assertEqual(c("something_else"), "other")
 
+    def test_format_smset(self):
+        f = common.format_smset
+        self.assertEqual(f([0, 1, 2, 5, 7, 8]), "0-2,5,7-8")
+        self.assertEqual(f(range(64)), "0-63")
+        self.assertEqual(f([16, 0, 1, 17, 1]), "0-1,16-17")   # unordered, a repeat
+        self.assertEqual(f([]), "")
+        for text in ("0-65", "3", "0-1,16-17,32-33,48-49"):
+            self.assertEqual(f(common.parse_smset(text, 132)), text)
+
     def test_census(self):
         k = common.kernel_census(["triton_a", "triton_a__tidal_reshaped", "nvjet_x", "nvjet_x", "Memset (Device)"])
         self.assertEqual((k["kernels"], k["triton"], k["closed"], k["copies"], k["reshaped_clones"]), (4, 2, 2, 1, 1))
@@ -155,6 +164,15 @@ class TestReport(unittest.TestCase):
         self.assertEqual(g["max_abs_diff_vs_unmod"], 0.001)
         b = der["b"][0]
         self.assertEqual((b["green_p50_us"], b["tidal_p50_us"], b["p50_ratio"]), (700.0, 770.0, 1.1))
+        self.assertEqual(b["sms"], "0-65")                  # green-0-65 paired with tidal-0-65
+        # a second SM set (the cluster groups inside the LS set): its own pair, not mixed in
+        u["rows"].append(lat_row("b", "unmod", "green-0-63", "bert-base", "graph", 720.0, 820.0))
+        t["rows"].append(lat_row("b", "tidal", "tidal-0-63", "bert-base", "graph", 702.0, 800.0))
+        bs = {r["sms"]: r for r in report.derive(u, t)["b"]}
+        self.assertEqual(sorted(bs), ["0-63", "0-65"])
+        self.assertEqual((bs["0-63"]["green_p50_us"], bs["0-63"]["tidal_p50_us"], bs["0-63"]["p50_ratio"]),
+                         (720.0, 702.0, 0.975))
+        self.assertEqual(bs["0-65"]["tidal_p50_us"], 770.0)
         self.assertEqual(b["all_sms_unmod_p50_us"], 500.0)
         c = {r["config"]: r for r in der["c"]}
         self.assertEqual(c["i-plain"]["be_vs_be_alone"], 0.8)
