@@ -128,6 +128,9 @@ TIDAL_L2_FN uint64_t tidal_l2_addr(const tidal_l2_layout *L, unsigned side, uint
  * half as parameter N. The pass takes its field offsets from this struct; all zero (the
  * module as loaded): the kernel addresses as it did before the pass. */
 #define TIDAL_L2ADDR_SYMBOL_PREFIX "__tidal_l2addr_p"
+/* The word's whole name, as a format of (unsigned N, const char *KERNEL): the pass writes
+ * it, libtidal looks it up (tidal_l2addr_attach). */
+#define TIDAL_L2ADDR_SYMBOL_FMT TIDAL_L2ADDR_SYMBOL_PREFIX "%u_%s"
 
 typedef struct tidal_l2addr_slot {
     tidal_l2_layout l2; /* the tidal_l2mem's layout (flips: device words); l2.base 0: untranslated */

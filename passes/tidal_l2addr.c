@@ -629,7 +629,7 @@ static uint32_t emit(kctx *k, uint32_t at, const char *guard, const tidal_l2addr
 
 static const char *symbol(kctx *k, unsigned c)
 {
-    return ptx_fmt(k->m, "%s%u_%s", TIDAL_L2ADDR_SYMBOL_PREFIX, k->ch[c].item->param_index, ptx_func_name(k->f));
+    return ptx_fmt(k->m, TIDAL_L2ADDR_SYMBOL_FMT, k->ch[c].item->param_index, ptx_func_name(k->f));
 }
 
 static unsigned rewrite(kctx *k, access *acc, unsigned nacc)

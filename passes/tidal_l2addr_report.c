@@ -53,8 +53,8 @@ void tidal_l2addr_report_print_json(const tidal_l2addr_report *r, FILE *out)
         fprintf(out, ", \"index\": %u, \"line\": %u, \"verdict\": \"%s\"", k->param_index, k->line,
                 k->reason == L2A_OK ? "translated" : "refused");
         if (k->reason == L2A_OK) {
-            fprintf(out, ", \"accesses\": %u, \"registers_added\": %u, \"symbol\": \"%s%u_%s\"", k->accesses,
-                    k->regs_added, TIDAL_L2ADDR_SYMBOL_PREFIX, k->param_index, k->kernel);
+            fprintf(out, ", \"accesses\": %u, \"registers_added\": %u, \"symbol\": \"" TIDAL_L2ADDR_SYMBOL_FMT "\"",
+                    k->accesses, k->regs_added, k->param_index, k->kernel);
         } else {
             fputs(", \"reason\": ", out);
             ptx_json_str(out, tidal_l2addr_refusals[k->reason].name);

@@ -9,7 +9,7 @@
  *  - clusters: co-schedulable groups of TIDAL_CLUSTER_GRAIN SMs (the split without that
  *    flag), which run clusters of up to that many blocks. A partition's cluster context is
  *    made of the cluster groups inside its set (a subset of its SMs, possibly empty):
- *    launches with larger clusters are routed there (launch.c).
+ *    launches with larger clusters are routed there (routes.c).
  * Which %smid values a group holds is not in the API, so it is measured: a probe kernel
  * records the %smid of its blocks in green contexts made of groups chosen by the bits of
  * (group index + 1); an SM's bits then name its group. The map is checked (each group gets
@@ -40,18 +40,8 @@ static struct {
     grain place, cluster;
     tidal__green greens[TIDAL_MAX_GREEN];
     unsigned ngreens;
-} G;
-
-static void grains_init(void)
-{
-    if (G.place.what) return;
-    G.place.what = "placement";
-    G.place.min = 2;
-    G.place.flags = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
-    G.cluster.what = "cluster";
-    G.cluster.min = TIDAL_CLUSTER_GRAIN;
-    G.cluster.flags = 0;
-}
+} G = {.place = {.what = "placement", .min = 2, .flags = CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING},
+       .cluster = {.what = "cluster", .min = TIDAL_CLUSTER_GRAIN, .flags = 0}};
 
 /* One block per SM at a time (a large dynamic shared memory request) and a few µs each:
  * every SM of the context runs some. out: 256-bit set of the %smid values seen. */
@@ -197,7 +187,6 @@ static int calibrate(grain *gr)
 
 static int grain_ready(grain *gr)
 {
-    grains_init();
     if (gr->state == 0) {
         const char *e = getenv("TIDAL_GREEN");
         int st = (e && strcmp(e, "0") == 0) ? tidal__fail(TIDAL_ERR_INVALID, "TIDAL_GREEN=0") : calibrate(gr);
@@ -295,5 +284,8 @@ void tidal__green_teardown(void)
 {
     for (unsigned i = 0; i < G.ngreens; i++)
         if (G.greens[i].g) tidal__cu()->GreenCtxDestroy(G.greens[i].g);
-    memset(&G, 0, sizeof G);
+    memset(G.greens, 0, sizeof G.greens);
+    G.ngreens = 0;
+    G.place.state = G.cluster.state = 0; /* measured again after the next tidal_init */
+    G.place.ngroups = G.cluster.ngroups = 0;
 }

@@ -13,7 +13,7 @@ static int attach_locked(CUmodule mod, const char *kernel, unsigned param, const
                          uint64_t *base)
 {
     char name[512];
-    int n = snprintf(name, sizeof name, "%s%u_%s", TIDAL_L2ADDR_SYMBOL_PREFIX, param, kernel);
+    int n = snprintf(name, sizeof name, TIDAL_L2ADDR_SYMBOL_FMT, param, kernel);
     if (n < 0 || (size_t)n >= sizeof name)
         return tidal__fail(TIDAL_ERR_INVALID, "tidal_l2addr_attach: kernel name of %zu bytes", strlen(kernel));
     tidal_l2addr_slot slot;

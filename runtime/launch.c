@@ -10,8 +10,7 @@
  * without the rewrite, kernels the pass refused, cooperative or clustered launches,
  * grids the clone cannot take) is launched exactly as given, but for one thing: on a
  * partition stream whose green context runs clusters of at most 2 blocks, a launch with
- * larger clusters goes to the stream's route (streams.h), a stream of the cluster groups
- * inside the partition, ordered by an event each way. What a function is comes
+ * larger clusters goes to the stream's cluster route (routes.c). What a function is comes
  * from functions.c (tidal__fn_lookup), a stream's binding and slot from streams.c, the
  * partition from partitions.c; a launch that may flow in is recorded with flowin.c. */
 #define _GNU_SOURCE
@@ -24,6 +23,7 @@
 #include "functions.h"
 #include "launch.h"
 #include "partitions.h"
+#include "routes.h"
 #include "streams.h"
 
 /* An unmeasured kernel runs first as the clone (it obeys the mask), timed; only a kernel
@@ -52,7 +52,6 @@ static struct {
     tidal__launch_config cfg;
     atomic_ullong n_rewritten, n_original, n_unknown, n_refused, n_unmasked, n_graph_probe;
     atomic_ullong n_smem_full; /* of n_unmasked: no room for the clone's shared words */
-    atomic_ullong n_routed;    /* launched on a partition stream's cluster route */
     int smem_optin;            /* the device's opt-in shared memory per block (0: not read, -1: none) */
     uint64_t next_key;
     pending_sample pending[TIDAL_PENDING];
@@ -86,14 +85,9 @@ CUresult tidal__launch_given(const tidal_launch_req *q)
 /* Launch attributes the clone cannot honour (grid-wide sync, clusters): run as given. */
 static int ex_needs_original(const CUlaunchConfig *c)
 {
-    for (unsigned i = 0; i < c->numAttrs; i++) {
-        const CUlaunchAttribute *a = &c->attrs[i];
-        if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative) return 1;
-        if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-            (uint64_t)a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
-            return 1;
-    }
-    return 0;
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c->attrs[i].value.cooperative) return 1;
+    return tidal__ex_cluster_blocks(c) > 1;
 }
 
 /* The device's opt-in limit of shared memory per block (static + dynamic), read once;
@@ -412,83 +406,15 @@ static void cancel_sample(pending_sample *smp, CUfunction f)
 
 /* ------------------------------------------------------------------ cluster routes */
 
-/* Blocks per cluster e requires by itself (.reqnctapercluster; 1 when none), asked of
- * the driver on its first launch on a stream with a route. Called with the lock held. */
-static unsigned fn_cluster_blocks(tidal__fn *e)
-{
-    if (!e->cluster) {
-        static const CUfunction_attribute at[3] = {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
-                                                   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
-                                                   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH};
-        uint64_t n = 1;
-        for (int i = 0; e->fn && i < 3; i++) {
-            int d = 0;
-            if (tidal__cu()->FuncGetAttribute(&d, at[i], e->fn) == CUDA_SUCCESS && d > 1) n *= (uint64_t)d;
-        }
-        e->cluster = n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
-    }
-    return e->cluster;
-}
-
-/* Blocks per cluster of a launch: its cluster attribute, else the function's own (fn). */
-static unsigned cluster_blocks(const tidal_launch_req *q, unsigned fn)
-{
-    for (unsigned i = 0; q->ex && i < q->ex->numAttrs; i++) {
-        const CUlaunchAttribute *a = &q->ex->attrs[i];
-        if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-            uint64_t n = (uint64_t)a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z;
-            return n > UINT32_MAX ? UINT32_MAX : n ? (unsigned)n : 1;
-        }
-    }
-    return fn;
-}
-
-/* q, unchanged but for its stream: on route, after everything queued on its stream before
- * it, and before everything queued there after it (fork: route waits for the stream;
- * join: the stream waits for route). In a capture, the wait brings route into it and the
- * join takes it back out, so the graph holds the launch in the stream's order. The lock
- * keeps each stream's fork/join pair one launch's at a time. */
-static CUresult launch_routed(const tidal_launch_req *q, CUstream route)
-{
-    const tidal_cu *cu = tidal__cu();
-    CUstream s = tidal__norm_stream(q->ex ? q->ex->hStream : q->stream, q->ptsz);
-    tidal__lock();
-    const tidal__stream *b = tidal__stream_get(s, 0);
-    if (!b || b->route != route) { /* unbound meanwhile: as given */
-        tidal__unlock();
-        return tidal__launch_given(q);
-    }
-    CUevent fork = b->fork, join = b->join;
-    CUresult r = cu->EventRecord(fork, s);
-    if (r == CUDA_SUCCESS) r = cu->StreamWaitEvent(route, fork, 0);
-    if (r != CUDA_SUCCESS) {
-        tidal__unlock();
-        return r;
-    }
-    if (q->ex) {
-        CUlaunchConfig c = *q->ex;
-        c.hStream = route;
-        r = cu->LaunchKernelEx(&c, q->f, q->params, q->extra);
-    } else {
-        r = cu->LaunchKernel(q->f, q->grid[0], q->grid[1], q->grid[2], q->block[0], q->block[1], q->block[2], q->smem,
-                             route, q->params, q->extra);
-    }
-    /* joined even after a failed launch: a capture must get route back */
-    CUresult rj = cu->EventRecord(join, route);
-    if (rj == CUDA_SUCCESS) rj = cu->StreamWaitEvent(s, join, 0);
-    tidal__unlock();
-    if (r == CUDA_SUCCESS) atomic_fetch_add(&L.n_routed, 1);
-    return r != CUDA_SUCCESS ? r : rj;
-}
-
 /* A launch the plan leaves as given: routed when its clusters are larger than its
  * stream's green context runs (*handled = 1), else left to the caller. */
 static CUresult route_or_decline(const tidal_launch_req *q, const plan *pl, int *handled)
 {
-    if (!pl->route || cluster_blocks(q, pl->fn_cluster) <= pl->cluster_max) return CUDA_SUCCESS;
-    *handled = 1;
-    CUresult r = launch_routed(q, pl->route);
-    if (r != CUDA_SUCCESS) tidal__launch_explain(q, r);
+    if (!pl->route) return CUDA_SUCCESS;
+    unsigned blocks = q->ex ? tidal__ex_cluster_blocks(q->ex) : 0;
+    if ((blocks ? blocks : pl->fn_cluster) <= pl->cluster_max) return CUDA_SUCCESS;
+    CUresult r = tidal__route_launch(q, pl->route, handled);
+    if (*handled && r != CUDA_SUCCESS) tidal__launch_explain(q, r);
     return r;
 }
 
@@ -568,13 +494,14 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
     memset(pl, 0, sizeof *pl);
     pl->sample = -1;
     poll_pending();
-    const tidal__stream *rb = tidal__stream_get(tidal__norm_stream(q->stream, q->ptsz), 0);
-    if (rb && rb->route) {
-        pl->route = rb->route;
-        pl->cluster_max = rb->cluster_max;
+    CUstream s = tidal__norm_stream(q->stream, q->ptsz);
+    tidal__stream *b = tidal__stream_get(s, 0);
+    if (b && b->route) { /* for a launch that ends up as given (route_or_decline) */
+        pl->route = b->route;
+        pl->cluster_max = b->cluster_max;
     }
     tidal__fn *e = tidal__fn_lookup(q->f, q->kernel);
-    pl->fn_cluster = e && pl->route ? fn_cluster_blocks(e) : 1;
+    pl->fn_cluster = e && pl->route ? tidal__fn_cluster_blocks(e) : 1;
     if (!e || e->kind == FN_UNKNOWN || e->kind == FN_CLONE) {
         atomic_fetch_add(&L.n_unknown, 1);
         return;
@@ -583,8 +510,6 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
         atomic_fetch_add(&L.n_refused, 1);
         return;
     }
-    CUstream s = tidal__norm_stream(q->stream, q->ptsz);
-    tidal__stream *b = tidal__stream_get(s, 0);
     /* the stream's partition, else the one its module is attached to (tidal.triton,
      * tidal_module_attach), else the process default */
     struct tidal_part *mp = tidal__module_part(e->mod);
@@ -885,6 +810,7 @@ void tidal__launch_teardown(void)
     }
     if (L.gate) tidal__cu()->MemFreeHost((void *)L.gate);
     memset(&L, 0, sizeof L);
+    tidal__routes_launched(1);
 }
 
 void tidal__launch_counts(tidal_stats *out)
@@ -896,7 +822,7 @@ void tidal__launch_counts(tidal_stats *out)
     out->launches_unmasked = atomic_load(&L.n_unmasked);
     out->launches_graph_probe = atomic_load(&L.n_graph_probe);
     out->launches_smem_full = atomic_load(&L.n_smem_full);
-    out->launches_cluster_routed = atomic_load(&L.n_routed);
+    out->launches_cluster_routed = tidal__routes_launched(0);
 }
 
 void tidal__launch_counts_reset(void)
@@ -908,5 +834,5 @@ void tidal__launch_counts_reset(void)
     atomic_store(&L.n_unmasked, 0);
     atomic_store(&L.n_graph_probe, 0);
     atomic_store(&L.n_smem_full, 0);
-    atomic_store(&L.n_routed, 0);
+    tidal__routes_launched(1);
 }

@@ -75,16 +75,17 @@ int tidal_stream_bind(void *stream, tidal_part *p)
 
 static int all_sms(const tidal_smset *s) { return tidal_smset_count(s) == tidal__nsm(); }
 
-/* A green stream of p's that runs clusters of at most g->cluster_max blocks: a stream of
- * the same priority in the green context of the cluster groups inside p's SMs takes its
- * launches with larger clusters (launch.c routes them). None when no such group lies
- * inside: such launches then fail there, and tidal__launch_explain says why. */
-static void make_route(tidal__stream *b, const tidal_part *p, const tidal__green *g, int priority)
+/* A green stream of p's (in g) that runs clusters of at most g->cluster_max blocks: a
+ * stream of the same priority in c, the green context of the cluster groups inside p's
+ * SMs, takes its launches with larger clusters (routes.c). None when c is g (no larger
+ * clusters to take) or NULL (no such group inside p: such launches then fail there, and
+ * tidal__launch_explain says why). */
+static void make_route(tidal__stream *b, const tidal_part *p, const tidal__green *g, const tidal__green *c,
+                       int priority)
 {
     const tidal_cu *cu = tidal__cu();
     b->cluster_max = g->cluster_max;
-    if (g->cluster_max >= TIDAL_CLUSTER_GRAIN) return; /* a context of cluster groups itself */
-    const tidal__green *c = tidal__green_cluster_for(&p->mask);
+    if (g == c) return; /* a context of cluster groups itself */
     if (!c) {
         tidal__log("partition \"%s\": no cluster group of %d SMs inside its SMs: launches with clusters of more "
                    "than %u blocks fail on its streams",
@@ -140,7 +141,7 @@ int tidal_partition_stream(tidal_part *p, int priority, void **stream)
         if (g) b->sms = g->set;
         drop_route(b); /* a stream handle the driver gave again, after cuStreamDestroy */
         b->cluster_max = 0;
-        if (g) make_route(b, p, g, priority);
+        if (g) make_route(b, p, g, cg, priority);
         *stream = s;
         char text[128];
         tidal_smset_format(&b->sms, text, sizeof text);

@@ -17,7 +17,7 @@ typedef struct tidal__stream {
     /* A green stream runs thread-block clusters of at most cluster_max blocks (its
      * green context's group size); launches with larger ones go to route, a stream of
      * the same priority in the green context of the cluster groups inside the partition
-     * (green.c), ordered against this one by the fork and join events (launch.c). */
+     * (green.c), ordered against this one by the fork and join events (routes.c). */
     unsigned cluster_max; /* 0: no limit (not green) */
     CUstream route;       /* NULL: no cluster group lies inside the partition's SMs */
     CUevent fork, join;

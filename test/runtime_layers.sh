@@ -13,7 +13,7 @@ layers=(
   "serving: serve"
   "policies: policy policy_sgdrc policy_gslice policy_layout scaling"
   "api: entry init stats"
-  "launch: launch functions modules streams green bimodal l2addr l2mem l2side"
+  "launch: launch routes functions modules streams green bimodal l2addr l2mem l2side"
   "control: remote partitions flowin"
   "driver: device cu"
   "leaves: errors smset control_proto tidal_client"
