@@ -45,10 +45,12 @@ typedef struct serve_inst {
     unsigned index;
     CUstream stream;
     CUgraphExec *graph_of; /* [max_batch]: the graph that runs a batch of b is graph_of[b - 1] */
-    /* shares: share i's mask and its graph_of table (the same shape) */
+    /* graphs placed for a mask (tidal_server_share): each a graph_of table of its own */
+    struct serve_share {
+        tidal_smset mask;
+        CUgraphExec *graph_of;
+    } * shares;
     unsigned nshares;
-    tidal_smset *share_mask;
-    CUgraphExec **share_of;
     /* the run */
     pthread_t thread;
     int started;
@@ -291,10 +293,10 @@ static int serve_batch(serve_inst *in, size_t first, unsigned n)
         if ((rc = tidal_policy_share(s->policy, v->policy_id, in->nshares ? &mask : NULL, &sms)) != TIDAL_OK)
             return run_fail(s, rc);
         for (unsigned i = 0; i < in->nshares && !share; i++)
-            if (!memcmp(&in->share_mask[i], &mask, sizeof mask)) share = i + 1;
+            if (!memcmp(&in->shares[i].mask, &mask, sizeof mask)) share = i + 1;
     }
     const uint64_t t0 = now(s);
-    if ((rc = launch_wait(in, share ? in->share_of[share - 1] : in->graph_of, n)) != TIDAL_OK) return rc;
+    if ((rc = launch_wait(in, share ? in->shares[share - 1].graph_of : in->graph_of, n)) != TIDAL_OK) return rc;
     const uint64_t t1 = now(s);
     if (s->policy && (rc = tidal_policy_request_end(s->policy, v->policy_id, (double)(t1 - t0) / 1e3, n)) != TIDAL_OK)
         return run_fail(s, rc);
@@ -454,9 +456,8 @@ static void svc_free(serve_svc *v)
     if (!v) return;
     for (unsigned i = 0; v->inst && i < v->ninst; i++) {
         free(v->inst[i].graph_of);
-        for (unsigned j = 0; j < v->inst[i].nshares && v->inst[i].share_of; j++) free(v->inst[i].share_of[j]);
-        free(v->inst[i].share_of);
-        free(v->inst[i].share_mask);
+        for (unsigned j = 0; j < v->inst[i].nshares; j++) free(v->inst[i].shares[j].graph_of);
+        free(v->inst[i].shares);
         free(v->inst[i].be);
     }
     free(v->inst);
@@ -498,8 +499,7 @@ static int resolve_shares(tidal_server *s, const tidal_server_service *sv, unsig
     if (!s->policy)
         return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u has shares, but the server has no policy",
                            sv->name, k);
-    if (!(in->share_mask = calloc(si->nshares, sizeof *in->share_mask)) ||
-        !(in->share_of = calloc(si->nshares, sizeof *in->share_of)))
+    if (!(in->shares = calloc(si->nshares, sizeof *in->shares)))
         return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
     in->nshares = si->nshares;
     for (unsigned i = 0; i < si->nshares; i++) {
@@ -509,10 +509,11 @@ static int resolve_shares(tidal_server *s, const tidal_server_service *sv, unsig
             if (!memcmp(&si->shares[j].mask, &si->shares[i].mask, sizeof si->shares[i].mask))
                 return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u: shares %u and %u have one mask",
                                    sv->name, k, j, i);
-        in->share_mask[i] = si->shares[i].mask;
-        if (!(in->share_of[i] = calloc(max_batch + 1, sizeof *in->share_of[i])))
+        in->shares[i].mask = si->shares[i].mask;
+        if (!(in->shares[i].graph_of = calloc(max_batch + 1, sizeof *in->shares[i].graph_of)))
             return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
-        int rc = resolve_graphs(sv, k, what, si->shares[i].graph, si->shares[i].graphs, max_batch, in->share_of[i]);
+        int rc =
+            resolve_graphs(sv, k, what, si->shares[i].graph, si->shares[i].graphs, max_batch, in->shares[i].graph_of);
         if (rc) return rc;
     }
     return TIDAL_OK;
