@@ -501,7 +501,7 @@ def main(a):
         import tidal.torch as tt  # before torch.compile: the Triton hook, the static launcher off
         from tidal import policy
     import torch
-    from common import parse_smset, percentile, summarize_us
+    from common import format_smset, parse_smset, percentile, summarize_us
     from tidal import serve
     from greenctx import GreenSplit
     one_process = kinds - set(TWO_PROCESS) - {"alone"}
@@ -598,7 +598,7 @@ def main(a):
                     if a.engine != "c":
                         raise RuntimeError("placed=1 needs --engine c (tidal_server_share)")
                     ls_ids = set(parse_smset(ls_set, nsm))
-                    rest = ",".join(str(sm) for sm in range(nsm) if sm not in ls_ids)
+                    rest = format_smset(sm for sm in range(nsm) if sm not in ls_ids)
                     pr_ = tt.Partition("be-placed", rest)
                     parts.append(pr_)
                     placed_stream = pr_.stream()

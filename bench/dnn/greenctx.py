@@ -127,16 +127,11 @@ class GreenSplit:
         """torch.cuda.ExternalStream of a new green context on exactly smset's SMs: of the
         8-SM groups when smset is a union of them (clusters of up to 8 run), else of this
         split's groups."""
-        src = self
-        if self.min_count < 8:
-            c = self.cluster_grain()
-            try:
-                pick = c.groups_for(smset)
-                src = c
-            except ValueError:
-                pick = self.groups_for(smset)
-        else:
-            pick = self.groups_for(smset)
+        try:
+            src = self.cluster_grain()   # self when this split is already of 8-SM groups
+            pick = src.groups_for(smset)
+        except ValueError:
+            src, pick = self, self.groups_for(smset)
         ctx, s = src._make([src.groups[i] for i in pick], priority)
         self._keep.append((ctx, s))
         ext = torch.cuda.ExternalStream(int(s))
