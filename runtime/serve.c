@@ -48,6 +48,7 @@ typedef struct serve_inst {
     /* graphs placed for a mask (tidal_server_share): each a graph_of table of its own */
     struct serve_share {
         tidal_smset mask;
+        unsigned count; /* SMs in mask */
         CUgraphExec *graph_of;
     } * shares;
     unsigned nshares;
@@ -279,6 +280,22 @@ static tidal_server_record *be_slot(serve_inst *in)
     return &in->be[in->nbe++];
 }
 
+/* 1 + the index of the instance's share with the most SMs among those whose SMs all lie in
+ * mask (the first of equals), 0: none does, the instance's own graph runs. A share between
+ * two placed sets runs the smaller one's graph (a ladder of LS graphs under GSLICE); a
+ * graph never runs on an SM its service was not given. */
+static unsigned pick_share(const serve_inst *in, const tidal_smset *mask)
+{
+    unsigned best = 0, most = 0;
+    for (unsigned i = 0; i < in->nshares; i++) {
+        int inside = 1;
+        for (unsigned w = 0; w < TIDAL_SMSET_WORDS && inside; w++)
+            inside = !(in->shares[i].mask.bits[w] & ~mask->bits[w]);
+        if (inside && in->shares[i].count > most) best = i + 1, most = in->shares[i].count;
+    }
+    return best;
+}
+
 /* One batch: the policy's begin, the graph, its end; n requests from first (LS: schedule
  * indices; BE: none). */
 static int serve_batch(serve_inst *in, size_t first, unsigned n)
@@ -292,8 +309,7 @@ static int serve_batch(serve_inst *in, size_t first, unsigned n)
         if ((rc = tidal_policy_request_begin(s->policy, v->policy_id, 0)) != TIDAL_OK) return run_fail(s, rc);
         if ((rc = tidal_policy_share(s->policy, v->policy_id, in->nshares ? &mask : NULL, &sms)) != TIDAL_OK)
             return run_fail(s, rc);
-        for (unsigned i = 0; i < in->nshares && !share; i++)
-            if (!memcmp(&in->shares[i].mask, &mask, sizeof mask)) share = i + 1;
+        share = pick_share(in, &mask);
     }
     const uint64_t t0 = now(s);
     if ((rc = launch_wait(in, share ? in->shares[share - 1].graph_of : in->graph_of, n)) != TIDAL_OK) return rc;
@@ -487,8 +503,8 @@ static int resolve_graphs(const tidal_server_service *sv, unsigned k, const char
     return TIDAL_OK;
 }
 
-/* Instance k's shares: each its mask and its graph table; two shares of one mask, or a
- * share without a policy to give masks, are errors. */
+/* Instance k's shares: each its mask and its graph table; two shares of one mask, an empty
+ * mask, or a share without a policy to give masks, are errors. */
 static int resolve_shares(tidal_server *s, const tidal_server_service *sv, unsigned k, unsigned max_batch,
                           serve_inst *in)
 {
@@ -510,6 +526,8 @@ static int resolve_shares(tidal_server *s, const tidal_server_service *sv, unsig
                 return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u: shares %u and %u have one mask",
                                    sv->name, k, j, i);
         in->shares[i].mask = si->shares[i].mask;
+        if (!(in->shares[i].count = tidal_smset_count(&si->shares[i].mask)))
+            return tidal__fail(TIDAL_ERR_INVALID, "service %s: instance %u share %u has no SMs", sv->name, k, i);
         if (!(in->shares[i].graph_of = calloc(max_batch + 1, sizeof *in->shares[i].graph_of)))
             return tidal__fail(TIDAL_ERR_NO_MEMORY, "tidal_server_add_service");
         int rc =

@@ -82,8 +82,10 @@ typedef struct tidal_server_config {
 /* A graph placed for one share of the SMs (optional, per instance): captured on a stream
    whose SMs are exactly mask (tidal_partition_stream of a partition of that set: every
    kernel node then runs there, wherever the graph is launched from), it runs a batch when
-   the policy's mask of the service at the batch's start is mask; other batches run the
-   instance's own graph(s). So a service whose share moves (BE under SGDRC while LS holds
+   mask lies inside the policy's mask of the service at the batch's start and no other such
+   share has more SMs (the first of equals); a batch no share fits runs the instance's own
+   graph(s). So a ladder of shares (an LS service's graphs on its first 64, 80, 96... SMs
+   under GSLICE) runs the largest step its share holds. So a service whose share moves (BE under SGDRC while LS holds
    its SMs) runs a graph that never touches the SMs it was not given, instead of clones
    that land on them at every launch and leave (docs/runtime.md "The serving engine"). */
 typedef struct tidal_server_share {

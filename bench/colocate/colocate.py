@@ -23,7 +23,11 @@ merges what they write; one process runs the configurations it is given:
                 BE also has a graph captured on a partition stream of the SMs it keeps while
                 LS holds its demand, run then instead of its all-SM clones
                 (tidal_server_share), so that no BE launch lands on LS's SMs
-  tidal-gslice  tidal.policy "gslice": the LS share tuned from measured latencies under the SLO
+  tidal-gslice  tidal.policy "gslice": the LS share tuned from measured latencies under the SLO;
+                :placed=1 (--engine c): each LS instance also has graphs captured on partition
+                streams of the first 1, 2, 3... x :ladder=N SMs of the LS order (default 16),
+                and a batch runs the largest of them inside LS's share (tidal_server_share),
+                so a grown share runs LS's kernels on more SMs as originals, at green speed
 
 LS models (--ls, bench/dnn/models.py builds them): bert-base (b1 seq 128) or resnet50
 (torchvision ResNet-50, 224x224; Inductor may leave its convolutions to cuDNN: each process
@@ -265,15 +269,27 @@ def config_options(cfg):
     kw = {}
     for o in opts:
         k, sep, v = o.partition("=")
-        if not sep or k not in ("idle", "demand", "placed") or not v.isdigit():
-            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS or placed=0|1"
-                             % (cfg, o))
+        if not sep or k not in ("idle", "demand", "placed", "ladder") or not v.isdigit():
+            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS, placed=0|1 "
+                             "or ladder=SMS" % (cfg, o))
         kw[k] = int(v)
     if base not in CONFIGS:
         raise SystemExit("colocate.py: unknown configuration %s (known: %s)" % (base, ", ".join(CONFIGS)))
-    if kw and base != "tidal-sgdrc":
-        raise SystemExit("colocate.py: configuration %s: options are tidal-sgdrc's" % cfg)
+    allowed = {"tidal-sgdrc": ("idle", "demand", "placed"), "tidal-gslice": ("demand", "placed", "ladder")}
+    bad = [k for k in kw if k not in allowed.get(base, ())]
+    if bad:
+        raise SystemExit("colocate.py: configuration %s: option %s is not %s's (%s has %s)" % (
+            cfg, bad[0], base, base, ", ".join(allowed.get(base, ())) or "none"))
+    if "ladder" in kw and (not kw.get("placed") or kw["ladder"] < 2 or kw["ladder"] % 2):
+        raise SystemExit("colocate.py: configuration %s: ladder=N needs placed=1 and an even N >= 2" % cfg)
     return base, kw
+
+
+def ladder_sets(order, step, keep):
+    """The LS ladder of tidal-gslice:placed=1: the first step, 2 step, ... SMs of the LS
+    order, up to all but keep (BE's slice), as SM-set texts."""
+    from common import format_smset
+    return [format_smset(sorted(order[:n])) for n in range(step, len(order) - keep + 1, step)]
 
 
 # ------------------------------------------------------------------ models
@@ -594,9 +610,15 @@ def main(a):
                 sls, sb = [pl.stream() for _ in range(k)], pb.stream()
                 if cfg == "tidal-sgdrc":
                     pol_kw = {"idle_us": opt.get("idle", a.idle_us)}
-                if opt.get("placed"):
-                    if a.engine != "c":
-                        raise RuntimeError("placed=1 needs --engine c (tidal_server_share)")
+                if opt.get("placed") and a.engine != "c":
+                    raise RuntimeError("placed=1 needs --engine c (tidal_server_share)")
+                if opt.get("placed") and cfg == "tidal-gslice":
+                    # a partition per ladder step (hybrid: its short kernels run as originals
+                    # in its green context, clones follow its own fixed mask)
+                    ladder = [(n, tt.Partition("ls-ladder-%d" % len(parse_smset(n, nsm)), n))
+                              for n in ladder_sets(order, opt.get("ladder", 16), 2)]
+                    parts += [p_ for _n, p_ in ladder]
+                elif opt.get("placed"):
                     ls_ids = set(parse_smset(ls_set, nsm))
                     rest = format_smset(sm for sm in range(nsm) if sm not in ls_ids)
                     pr_ = tt.Partition("be-placed", rest)
@@ -610,11 +632,20 @@ def main(a):
             # streams refuse (a cluster launch on a 2-SM-grain green context) fails here
             ls_runs = [LSInstance(mdl, a.ls, s, a.batches) for s in sls]
             be_run = mdl.runner(a.be, sb) if sb is not None else None
-            if be_run is not None and opt.get("placed"):
+            if opt.get("placed") and cfg == "tidal-gslice":
+                # every LS instance: its graphs on each ladder step's own stream; the C engine
+                # runs the largest step inside LS's share (its own graphs: none fits)
+                for inst in ls_runs:
+                    inst.shares = {}
+                    for n, p_ in ladder:
+                        st = p_.stream()
+                        inst.shares[n] = {b: mdl.graph_on(a.ls, st, b) for b in a.batches}
+            elif be_run is not None and opt.get("placed"):
                 # BE's graph on the SMs it keeps while LS holds its demand: the policy's mask
-                # for BE then (all SMs but LS's), run by the C engine instead of be_run's
+                # for BE then (all SMs but LS's), run by the C engine instead of be_run's; its
+                # own graph listed as the share of all SMs, which the larger share wins then
                 placed = mdl.runner(a.be, placed_stream)
-                be_run.shares = {rest: placed.graph}
+                be_run.shares = {rest: placed.graph, format_smset(range(nsm)): be_run.graph}
                 be_run.placed = placed
         except Exception as e:   # noqa: BLE001 -- an error row; the next configuration runs
             error_row(results, name, None, None, e, "setting up (streams, partitions, graph capture)")
@@ -685,10 +716,11 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
         if pol is not None and a.ls_max_queue_us:
             extra["max_queue_us"] = a.ls_max_queue_us
         # each engine takes its own: the Python one the callables, the C one the graphs
+        ls_shares = [getattr(inst, "shares", None) for inst in ls_runs]
         ls_svc = srv.service("ls", "ls", ls_runs, partition=pl if pol else None, slo_us=slo_us,
                              profile=profile if pol else None, demand_sms=demand if pol else 0, max_batch=max_batch,
                              graphs=[inst.graphs for inst in ls_runs], streams=[inst.stream for inst in ls_runs],
-                             **extra)
+                             shares=ls_shares if pol is not None and any(ls_shares) else None, **extra)
         sb = results.get("solo_batches_here") or {}
         if pol is not None and max_batch > 1 and sb:
             # GSLICE's offline batch profile: each size alone on all SMs (this process's
@@ -736,8 +768,17 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                    ls_padding=round(1 - len(rec["ls"]) / rows_run, 4) if rows_run else None,
                    ls_sms_seen=sorted({r.sms for r in rec["ls"]})[:8])
         if getattr(be_run, "shares", None) and rec.get("be"):
-            # how many BE batches ran the placed graph (their mask was the placed set)
-            row["be_placed_fraction"] = round(sum(1 for r in rec["be"] if r.share) / len(rec["be"]), 3)
+            # how many BE batches ran the placed graph (share 1: their mask was the placed set;
+            # share 2 is its own graph, listed for all SMs)
+            row["be_placed_fraction"] = round(sum(1 for r in rec["be"] if r.share == 1) / len(rec["be"]), 3)
+        if ls_runs and getattr(ls_runs[0], "shares", None) and pol is not None:
+            # the ladder step each LS batch ran (SMs; 0: its own graph, no step fitted)
+            from common import parse_smset
+            steps = [0] + [len(parse_smset(n, 1 << 10)) for n in ls_runs[0].shares]
+            seen = {}
+            for r in {(r.instance, r.start, r.share) for r in rec["ls"]}:
+                seen[steps[r[2]]] = seen.get(steps[r[2]], 0) + 1
+            row["ls_ladder_batches"] = {str(k): seen[k] for k in sorted(seen)}
         if pol is not None:
             row["policy_state"] = pol.state()
             row["trace"] = os.path.basename(trace)
@@ -748,7 +789,8 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                 100 * ls_sum.get("slo_attainment", 0), row["be_batches_per_s"],
                 "; mean batch %.2f" % bst["mean"] if max_batch > 1 and bst["mean"] else "",
                 "; LS SMs %s" % row["ls_sms_seen"] if pol is not None else "")
-            + ("; BE placed %.0f%%" % (100 * row["be_placed_fraction"]) if "be_placed_fraction" in row else ""))
+            + ("; BE placed %.0f%%" % (100 * row["be_placed_fraction"]) if "be_placed_fraction" in row else "")
+            + ("; LS ladder %s" % row["ls_ladder_batches"] if "ls_ladder_batches" in row else ""))
         return row
     finally:
         if srv is not None:

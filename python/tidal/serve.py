@@ -46,11 +46,14 @@ there, it only runs the loop. Server.counts has each service's dispatched/reques
 after a run of the C engine.
 
 shares= (engine="c", with a policy): per instance a dict {SM set: graph(s)} of graphs captured
-on a stream of exactly that set (tidal.torch.Partition(name, set).stream()); a batch that
-begins while the policy's mask of the service is that set runs that graph instead of the
-instance's own, and its Record's share says which (1 + its index, 0: the instance's graph).
-BE under SGDRC: its own graph on all SMs (clones that follow the live mask while LS idles),
-and a graph of the SMs it keeps while LS holds its demand, which never touches LS's SMs.
+on a stream of exactly that set (tidal.torch.Partition(name, set).stream()); a batch runs
+the graph of the share with the most SMs inside the policy's mask of the service when it
+begins (the first of equals), else the instance's own, and its Record's share says which
+(1 + its index, 0: the instance's graph). BE under SGDRC: a graph of the SMs it keeps while
+LS holds its demand, which never touches LS's SMs, and its own graph (clones that follow
+the live mask) listed as the share of all SMs, which wins while LS idles. LS under GSLICE:
+a ladder of graphs on its first 16, 32, 48... SMs; a share between two steps runs the
+lower one.
 """
 import collections
 import ctypes
@@ -257,8 +260,8 @@ class _CEngine:
             inst.graph = _graph_exec(g, self.instantiate, w)
 
     def _shares(self, shares, max_batch, w, inst):
-        """{SM set: graph(s)}: graphs captured on a stream of exactly that set, run when the
-        policy's mask of the service is that set (tidal_server_share)."""
+        """{SM set: graph(s)}: graphs captured on a stream of exactly that set, the largest
+        inside the policy's mask of the service run (tidal_server_share)."""
         if not shares:
             return
         if not isinstance(shares, dict):

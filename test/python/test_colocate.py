@@ -166,6 +166,30 @@ class TestArrivals(unittest.TestCase):
         self.assertTrue(400 < len(long) / 40.0 < 600, len(long) / 40.0)
 
 
+class TestConfigOptions(unittest.TestCase):
+    def test_options_per_policy(self):
+        self.assertEqual(colocate.config_options("tidal-sgdrc:demand=96:idle=2000:placed=1"),
+                         ("tidal-sgdrc", {"demand": 96, "idle": 2000, "placed": 1}))
+        self.assertEqual(colocate.config_options("tidal-gslice:placed=1:ladder=8"),
+                         ("tidal-gslice", {"placed": 1, "ladder": 8}))
+        self.assertEqual(colocate.config_options("green"), ("green", {}))
+        for bad, word in (("tidal-gslice:idle=5", "not tidal-gslice's"), ("tidal-sgdrc:ladder=8", "not tidal-sgdrc's"),
+                          ("green:placed=1", "not green's"), ("tidal-gslice:ladder=8", "needs placed=1"),
+                          ("tidal-gslice:placed=1:ladder=7", "even N"), ("tidal-sgdrc:idle=x", "want idle=US"),
+                          ("tidal-nope", "unknown configuration")):
+            with self.assertRaises(SystemExit) as cm:
+                colocate.config_options(bad)
+            self.assertIn(word, str(cm.exception), bad)
+
+    def test_ladder_sets(self):
+        order = list(range(64, 72)) + list(range(64))   # --ls-first 64-71: those first
+        self.assertEqual(colocate.ladder_sets(order, 16, 2), ["0-7,64-71", "0-23,64-71", "0-39,64-71",
+                                                              "0-55,64-71"])
+        self.assertEqual(colocate.ladder_sets(list(range(132)), 16, 2)[-1], "0-127")
+        self.assertEqual(len(colocate.ladder_sets(list(range(132)), 8, 2)), 16)
+        self.assertEqual(colocate.ladder_sets(list(range(132)), 2, 2)[-1], "0-129")
+
+
 class TestProfileFile(unittest.TestCase):
     def setUp(self):
         self.d = tempfile.mkdtemp(prefix="colocate-test-")

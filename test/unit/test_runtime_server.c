@@ -415,9 +415,10 @@ static void *toggle_ls(void *arg)
     return NULL;
 }
 
-/* A BE instance with a graph for the share it has while LS holds its SMs (66-131): the
- * batches begun with that mask run it, the others the instance's own graph, and the
- * records say which. */
+/* A BE instance with a graph for the share it has while LS holds its SMs (66-131) and its
+ * own graph listed as the share of all 132: the batches begun with each mask run its
+ * graph, and the records say which. Without the second share every batch would run the
+ * first (it lies inside 0-131 too: test_share_ladder). */
 static void test_share_graphs(void **state)
 {
     (void)state;
@@ -425,11 +426,13 @@ static void test_share_graphs(void **state)
     tidal_policy *pol = sgdrc_ls_be(no_apply, NULL, &pl, &pb);
     /* a BE batch takes 0.2 ms of real time: dozens of them in each of LS's phases */
     fake_graph gall = {.dur_ns = 50 * US, .real_us = 200}, grest = {.dur_ns = 50 * US, .real_us = 200};
-    tidal_server_share sh;
-    memset(&sh, 0, sizeof sh);
-    assert_int_equal(tidal_smset_parse("66-131", &sh.mask, NULL, NULL), TIDAL_OK);
-    sh.graph = &grest;
-    tidal_server_instance bi = {STREAM(1), &gall, NULL, &sh, 1};
+    tidal_server_share both[2], sh;
+    memset(both, 0, sizeof both);
+    assert_int_equal(tidal_smset_parse("66-131", &both[0].mask, NULL, NULL), TIDAL_OK);
+    assert_int_equal(tidal_smset_parse("0-131", &both[1].mask, NULL, NULL), TIDAL_OK);
+    both[0].graph = &grest, both[1].graph = &gall;
+    sh = both[0];
+    tidal_server_instance bi = {STREAM(1), &gall, NULL, both, 2};
     /* fake time passes only as BE's graphs run (the dispatcher's ticks sleep in real time) */
     tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
     tidal_server *s = NULL;
@@ -447,11 +450,11 @@ static void test_share_graphs(void **state)
     unsigned on_share = 0, on_own = 0;
     for (size_t i = 0; i < nr; i++) {
         assert_int_equal(r[i].service, be);
-        if (r[i].share) {
-            assert_int_equal(r[i].share, 1);
+        if (r[i].share == 1) {
             assert_int_equal(r[i].sms, 66); /* begun while LS held 0-65 */
             on_share++;
         } else {
+            assert_int_equal(r[i].share, 2);
             assert_int_equal(r[i].sms, 132);
             on_own++;
         }
@@ -478,6 +481,60 @@ static void test_share_graphs(void **state)
     bad.nshares = 1;
     assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
     assert_non_null(strstr(tidal_last_error(), "has shares, but the server has no policy"));
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+    assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
+}
+
+/* A ladder of shares: each batch runs the share with the most SMs inside the mask it began
+ * with (66-131 while LS holds 0-65: 100-131 fits too but is smaller; all 132: 50-131), never
+ * one with an SM outside it. */
+static void test_share_ladder(void **state)
+{
+    (void)state;
+    int pl, pb;
+    tidal_policy *pol = sgdrc_ls_be(no_apply, NULL, &pl, &pb);
+    fake_graph gall = {.dur_ns = 50 * US, .real_us = 200}, g[3];
+    const char *sets[3] = {"100-131", "66-131", "50-131"};
+    tidal_server_share sh[3];
+    memset(sh, 0, sizeof sh);
+    for (int i = 0; i < 3; i++) {
+        memset(&g[i], 0, sizeof g[i]);
+        g[i].dur_ns = 50 * US, g[i].real_us = 200;
+        assert_int_equal(tidal_smset_parse(sets[i], &sh[i].mask, NULL, NULL), TIDAL_OK);
+        sh[i].graph = &g[i];
+    }
+    tidal_server_instance bi = {STREAM(1), &gall, NULL, sh, 3};
+    tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
+    tidal_server *s = NULL;
+    assert_int_equal(tidal_server_create(pol, &c, &s), TIDAL_OK);
+    add(s, "be", TIDAL_SERVICE_BE, pb, 1, TIDAL_SERVER_WAIT_YIELD, &bi, 1);
+    toggler tg = {.pol = pol, .ls = pl};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, toggle_ls, &tg), 0);
+    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK);
+    atomic_store(&tg.stop, 1);
+    pthread_join(th, NULL);
+    const tidal_server_record *r;
+    size_t nr;
+    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    unsigned on[4] = {0};
+    for (size_t i = 0; i < nr; i++) {
+        assert_int_equal(r[i].share, r[i].sms == 66 ? 2u : 3u);
+        on[r[i].share]++;
+    }
+    assert_true(on[2] > 0 && on[3] > 0);
+    assert_int_equal(atomic_load(&g[0].launches), 0);
+    assert_int_equal(atomic_load(&g[1].launches), on[2]);
+    assert_int_equal(atomic_load(&g[2].launches), on[3]);
+    assert_int_equal(atomic_load(&gall.launches), 0);
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+
+    /* refused: a share of no SMs */
+    memset(&sh[0].mask, 0, sizeof sh[0].mask);
+    tidal_server_service sv = {.name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bi, .ninstances = 1};
+    s = server(pol);
+    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), "instance 0 share 0 has no SMs"));
     assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
     assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
 }
@@ -730,6 +787,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batches_without_policy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_begin_end_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_share_graphs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_share_ladder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_be_closed_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_launch_failure_stops_the_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_stream_does_not_hang, setup, teardown),
