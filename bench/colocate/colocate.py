@@ -25,9 +25,10 @@ merges what they write; one process runs the configurations it is given:
                 (tidal_server_share), so that no BE launch lands on LS's SMs
   tidal-gslice  tidal.policy "gslice": the LS share tuned from measured latencies under the SLO;
                 :placed=1 (--engine c): each LS instance also has graphs captured on partition
-                streams of the first 1, 2, 3... x :ladder=N SMs of the LS order (default 16),
-                and a batch runs the largest of them inside LS's share (tidal_server_share),
-                so a grown share runs LS's kernels on more SMs as originals, at green speed
+                streams of the first F, F + N, F + 2N... SMs of the LS order (:ladder=N,
+                default 16; :from=F, default N; the share never goes below F), and a batch
+                runs the largest of them inside LS's share (tidal_server_share), so a grown
+                share runs LS's kernels on more SMs as originals, at green speed
 
 LS models (--ls, bench/dnn/models.py builds them): bert-base (b1 seq 128) or resnet50
 (torchvision ResNet-50, 224x224; Inductor may leave its convolutions to cuDNN: each process
@@ -269,27 +270,30 @@ def config_options(cfg):
     kw = {}
     for o in opts:
         k, sep, v = o.partition("=")
-        if not sep or k not in ("idle", "demand", "placed", "ladder") or not v.isdigit():
-            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS, placed=0|1 "
-                             "or ladder=SMS" % (cfg, o))
+        if not sep or k not in ("idle", "demand", "placed", "ladder", "from") or not v.isdigit():
+            raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS, placed=0|1, "
+                             "ladder=SMS or from=SMS" % (cfg, o))
         kw[k] = int(v)
     if base not in CONFIGS:
         raise SystemExit("colocate.py: unknown configuration %s (known: %s)" % (base, ", ".join(CONFIGS)))
-    allowed = {"tidal-sgdrc": ("idle", "demand", "placed"), "tidal-gslice": ("demand", "placed", "ladder")}
+    allowed = {"tidal-sgdrc": ("idle", "demand", "placed"), "tidal-gslice": ("demand", "placed", "ladder", "from")}
     bad = [k for k in kw if k not in allowed.get(base, ())]
     if bad:
         raise SystemExit("colocate.py: configuration %s: option %s is not %s's (%s has %s)" % (
             cfg, bad[0], base, base, ", ".join(allowed.get(base, ())) or "none"))
-    if "ladder" in kw and (not kw.get("placed") or kw["ladder"] < 2 or kw["ladder"] % 2):
-        raise SystemExit("colocate.py: configuration %s: ladder=N needs placed=1 and an even N >= 2" % cfg)
+    for k in ("ladder", "from"):
+        if k in kw and (not kw.get("placed") or kw[k] < 2 or kw[k] % 2):
+            raise SystemExit("colocate.py: configuration %s: %s=N needs placed=1 and an even N >= 2" % (cfg, k))
     return base, kw
 
 
-def ladder_sets(order, step, keep):
-    """The LS ladder of tidal-gslice:placed=1: the first step, 2 step, ... SMs of the LS
-    order, up to all but keep (BE's slice), as SM-set texts."""
+def ladder_sets(order, step, keep, first=None):
+    """The LS ladder of tidal-gslice:placed=1: the first `first` (default step), first +
+    step, ... SMs of the LS order, up to all but keep (BE's slice), as SM-set texts. A CNN
+    whose cuDNN kernels launch clusters needs whole 8-SM cluster groups in every step:
+    start it at its --ls-sms (from=64 with 0-63)."""
     from common import format_smset
-    return [format_smset(sorted(order[:n])) for n in range(step, len(order) - keep + 1, step)]
+    return [format_smset(sorted(order[:n])) for n in range(first or step, len(order) - keep + 1, step)]
 
 
 # ------------------------------------------------------------------ models
@@ -616,7 +620,7 @@ def main(a):
                     # a partition per ladder step (hybrid: its short kernels run as originals
                     # in its green context, clones follow its own fixed mask)
                     ladder = [(n, tt.Partition("ls-ladder-%d" % len(parse_smset(n, nsm)), n))
-                              for n in ladder_sets(order, opt.get("ladder", 16), 2)]
+                              for n in ladder_sets(order, opt.get("ladder", 16), 2, opt.get("from"))]
                     parts += [p_ for _n, p_ in ladder]
                 elif opt.get("placed"):
                     ls_ids = set(parse_smset(ls_set, nsm))
@@ -715,6 +719,11 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
         extra = {"max_sms": ls_n} if (cfg == "tidal-sgdrc" and profile is None and not demand) else {}
         if pol is not None and a.ls_max_queue_us:
             extra["max_queue_us"] = a.ls_max_queue_us
+        if pol is not None and ls_runs and getattr(ls_runs[0], "shares", None):
+            # GSLICE with a ladder: its share never goes below the smallest step (under it LS
+            # would run its own graph, persistent clones)
+            from common import parse_smset
+            extra["min_sms"] = min(len(parse_smset(n, 1 << 10)) for n in ls_runs[0].shares)
         # each engine takes its own: the Python one the callables, the C one the graphs
         ls_shares = [getattr(inst, "shares", None) for inst in ls_runs]
         ls_svc = srv.service("ls", "ls", ls_runs, partition=pl if pol else None, slo_us=slo_us,
@@ -776,8 +785,8 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
             from common import parse_smset
             steps = [0] + [len(parse_smset(n, 1 << 10)) for n in ls_runs[0].shares]
             seen = {}
-            for r in {(r.instance, r.start, r.share) for r in rec["ls"]}:
-                seen[steps[r[2]]] = seen.get(steps[r[2]], 0) + 1
+            for _s, _e, share in {(r.start, r.end, r.share) for r in rec["ls"]}:   # a batch: its (start, end)
+                seen[steps[share]] = seen.get(steps[share], 0) + 1
             row["ls_ladder_batches"] = {str(k): seen[k] for k in sorted(seen)}
         if pol is not None:
             row["policy_state"] = pol.state()

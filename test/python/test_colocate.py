@@ -188,6 +188,11 @@ class TestConfigOptions(unittest.TestCase):
         self.assertEqual(colocate.ladder_sets(list(range(132)), 16, 2)[-1], "0-127")
         self.assertEqual(len(colocate.ladder_sets(list(range(132)), 8, 2)), 16)
         self.assertEqual(colocate.ladder_sets(list(range(132)), 2, 2)[-1], "0-129")
+        self.assertEqual(colocate.ladder_sets(list(range(132)), 8, 2, 64)[:2], ["0-63", "0-71"])
+        self.assertEqual(colocate.config_options("tidal-gslice:placed=1:ladder=8:from=64"),
+                         ("tidal-gslice", {"placed": 1, "ladder": 8, "from": 64}))
+        with self.assertRaises(SystemExit):
+            colocate.config_options("tidal-gslice:from=64")
 
 
 class TestProfileFile(unittest.TestCase):
