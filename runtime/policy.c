@@ -241,13 +241,14 @@ int tidal_policy_tick(tidal_policy *p)
     return due ? write_state(p) : TIDAL_OK;
 }
 
-int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
+int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned queued, unsigned *batch,
+                       uint64_t *max_wait_us)
 {
     LOCK_ID(p, id, "tidal_policy_batch");
     if (!batch || !(arrival_per_s >= 0))
         return fail_unlock(p,
                            tidal__fail(TIDAL_ERR_INVALID, "tidal_policy_batch: NULL batch or rate %g", arrival_per_s));
-    return fail_unlock(p, tidal__gslice_batch(p, id, arrival_per_s, batch, max_wait_us));
+    return fail_unlock(p, tidal__gslice_batch(p, id, arrival_per_s, queued, batch, max_wait_us));
 }
 
 int tidal_policy_batch_profile(tidal_policy *p, int id, unsigned batch, double latency_us)

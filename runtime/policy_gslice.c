@@ -121,7 +121,8 @@ static double batch_estimate(const policy_svc *s, unsigned b)
     return 0;
 }
 
-int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us)
+int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned queued, unsigned *batch,
+                        uint64_t *max_wait_us)
 {
     policy_svc *s = &p->svc[id];
     double budget = exec_budget(p, s), wait = s->slo_us - budget;
@@ -130,10 +131,13 @@ int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned 
     unsigned b = 1;
     if (s->cls == TIDAL_SERVICE_BE) {
         b = s->max_batch;
-    } else if (arrival_per_s > 0) {
+    } else {
+        /* the oldest request is there (a batch is decided for it); the queued ones need no filling */
+        unsigned have = queued ? queued : 1;
         for (unsigned k = s->max_batch; k > 1; k--) {
-            double est = batch_estimate(s, k), fill_us = (k - 1) / arrival_per_s * 1e6;
-            if (est > 0 && est <= budget && fill_us <= wait) {
+            double est = batch_estimate(s, k);
+            int fills = k <= have || (arrival_per_s > 0 && (k - have) / arrival_per_s * 1e6 <= wait);
+            if (est > 0 && est <= budget && fills) {
                 b = k;
                 break;
             }
@@ -141,8 +145,8 @@ int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned 
     }
     if (b != s->last_batch)
         tidal__policy_trace(p, "batch", id,
-                            "%.0f requests/s: batch %u -> %u (expected %.1f us of %.1f, wait <= %.0f us)",
-                            arrival_per_s, s->last_batch, b, batch_estimate(s, b), budget, wait);
+                            "%.0f requests/s, %u queued: batch %u -> %u (expected %.1f us of %.1f, wait <= %.0f us)",
+                            arrival_per_s, queued, s->last_batch, b, batch_estimate(s, b), budget, wait);
     s->last_batch = b;
     *batch = b;
     if (max_wait_us) *max_wait_us = (uint64_t)wait;

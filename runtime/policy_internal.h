@@ -105,6 +105,7 @@ int tidal__sgdrc_end(tidal_policy *p, int id);
 int tidal__sgdrc_tick(tidal_policy *p);
 int tidal__gslice_add(tidal_policy *p, int id);
 int tidal__gslice_end(tidal_policy *p, int id, double latency_us);
-int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us);
+int tidal__gslice_batch(tidal_policy *p, int id, double arrival_per_s, unsigned queued, unsigned *batch,
+                        uint64_t *max_wait_us);
 
 #endif

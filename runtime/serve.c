@@ -12,6 +12,7 @@
  * wait makes no driver call that could contend with the other workers' launches. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -218,20 +219,23 @@ static void idle(tidal_server *s, serve_svc *v, size_t seen, uint64_t ns)
 }
 
 /* The batch to take for the request at the front: the policy's choice at the arrival rate
- * of the last SERVE_RATE_WINDOW queued requests (as tidal.serve measures it), else what is
- * queued up to max_batch without waiting. */
-static int decide(tidal_server *s, serve_svc *v, size_t tail, unsigned *b, uint64_t *wait_ns)
+ * of the last SERVE_RATE_WINDOW queued requests (as tidal.serve measures it) with what is
+ * queued now (decided again whenever the queue changes), else what is queued up to
+ * max_batch without waiting. */
+static int decide(tidal_server *s, serve_svc *v, size_t head, size_t tail, unsigned *b, uint64_t *wait_ns)
 {
     *b = v->max_batch;
     *wait_ns = 0;
-    if (!s->policy) return TIDAL_OK;
+    if (!s->policy || v->max_batch == 1) return TIDAL_OK;
     size_t k = tail < SERVE_RATE_WINDOW ? tail : SERVE_RATE_WINDOW;
     double rate = 0;
     if (k >= 2 && v->arrivals[tail - 1] > v->arrivals[tail - k])
         rate = (double)(k - 1) * 1e9 / (double)(v->arrivals[tail - 1] - v->arrivals[tail - k]);
     unsigned pb = 1;
     uint64_t w_us = 0;
-    int rc = tidal_policy_batch(s->policy, v->policy_id, rate, &pb, &w_us);
+    size_t queued = tail - head;
+    int rc = tidal_policy_batch(s->policy, v->policy_id, rate, queued > UINT_MAX ? UINT_MAX : (unsigned)queued, &pb,
+                                &w_us);
     if (rc) return run_fail(s, rc);
     *b = pb < 1 ? 1 : pb > v->max_batch ? v->max_batch : pb;
     *wait_ns = w_us * 1000u;
@@ -348,7 +352,7 @@ static void *ls_worker(void *arg)
     serve_svc *v = in->svc;
     thread_setup("ls.", v->name, in->index);
     tidal__call c = tidal__ctx_enter();
-    size_t decided = (size_t)-1;
+    size_t decided = (size_t)-1, decided_tail = 0; /* the queue the batch was decided for */
     unsigned b = 1;
     uint64_t wait_ns = 0;
     while (!stopping(s)) {
@@ -359,9 +363,9 @@ static void *ls_worker(void *arg)
             idle(s, v, tail, SERVE_BLOCK_NS);
             continue;
         }
-        if (head != decided) {
-            if (decide(s, v, tail, &b, &wait_ns) != TIDAL_OK) break;
-            decided = head;
+        if (head != decided || tail != decided_tail) {
+            if (decide(s, v, head, tail, &b, &wait_ns) != TIDAL_OK) break;
+            decided = head, decided_tail = tail;
         }
         if (tail - head < b && !atomic_load(&s->done)) {
             /* wait for the batch to fill, at most until the front request's deadline */

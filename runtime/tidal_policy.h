@@ -136,10 +136,14 @@ int tidal_policy_request_end(tidal_policy *p, int id, double latency_us, unsigne
 /* Timers (SGDRC's idle release, the state file); call it from the serving loop when
  * nothing else happens. A failure to write the state file is its status. */
 int tidal_policy_tick(tidal_policy *p);
-/* GSLICE's adaptive batch for service id at arrival_per_s requests per second: the largest
- * batch (<= max_batch) whose expected latency fits batch_frac * SLO and that fills within the
- * queueing budget; *max_wait_us: how long the oldest request may wait for it. */
-int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned *batch, uint64_t *max_wait_us);
+/* GSLICE's adaptive batch for service id at arrival_per_s requests per second with queued
+ * requests waiting now: the largest batch (<= max_batch) whose expected latency fits
+ * batch_frac * SLO and that fills within the queueing budget, where the queued requests need
+ * no filling (a batch of at most `queued` is taken at once, whatever the rate: requests that
+ * are already waiting are served together instead of one after the other); *max_wait_us:
+ * how long the oldest request may wait for it. */
+int tidal_policy_batch(tidal_policy *p, int id, double arrival_per_s, unsigned queued, unsigned *batch,
+                       uint64_t *max_wait_us);
 /* What a batch of `batch` requests (1..max_batch) of service id takes, from an offline
  * profile (GSLICE profiles its batch sizes). Without it tidal_policy_batch knows a size only
  * once it ran, and guesses a larger one as proportional to a smaller: a model at batch 1

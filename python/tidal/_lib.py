@@ -183,7 +183,7 @@ POLICY_PROTOTYPES = {
     "tidal_policy_request_begin": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_uint]),
     "tidal_policy_request_end": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, ctypes.c_uint]),
     "tidal_policy_tick": (ctypes.c_int, [_vp]),
-    "tidal_policy_batch": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, _P(ctypes.c_uint),
+    "tidal_policy_batch": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_double, ctypes.c_uint, _P(ctypes.c_uint),
                                           _P(ctypes.c_uint64)]),
     "tidal_policy_batch_profile": (ctypes.c_int, [_vp, ctypes.c_int, ctypes.c_uint, ctypes.c_double]),
     "tidal_policy_share": (ctypes.c_int, [_vp, ctypes.c_int, _P(SmSet), _P(ctypes.c_uint)]),

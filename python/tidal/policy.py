@@ -156,10 +156,12 @@ class Policy:
     def tick(self):
         self._lib.check(self._lib.tidal_policy_tick(self._handle()), "tidal_policy_tick")
 
-    def batch(self, sid, arrival_per_s):
+    def batch(self, sid, arrival_per_s, queued=0):
+        """(batch, max_wait_us): GSLICE's adaptive batch at arrival_per_s with `queued` requests
+        waiting now (those need no filling)."""
         b, w = ctypes.c_uint(), ctypes.c_uint64()
-        self._lib.check(self._lib.tidal_policy_batch(self._handle(), sid, float(arrival_per_s), ctypes.byref(b),
-                                                     ctypes.byref(w)), "tidal_policy_batch")
+        self._lib.check(self._lib.tidal_policy_batch(self._handle(), sid, float(arrival_per_s), int(queued),
+                                                     ctypes.byref(b), ctypes.byref(w)), "tidal_policy_batch")
         return b.value, w.value
 
     def batch_profile(self, sid, latencies_us):

@@ -167,7 +167,7 @@ class _NoPolicy:
     def tick(self):
         pass
 
-    def batch(self, sid, arrival_per_s):
+    def batch(self, sid, arrival_per_s, queued=0):
         return self.max_batch[sid], 0
 
     def share(self, sid):
@@ -421,7 +421,7 @@ class Server:
                         s.cond.wait(0.01)
                     if not s.queue and self._stop.is_set():
                         return
-                    b, wait_us = self.policy.batch(s.sid, s.rate())
+                    b, wait_us = self.policy.batch(s.sid, s.rate(), len(s.queue))
                     deadline = s.queue[0][1] + wait_us / 1e6
                     while s.queue and len(s.queue) < b and self.clock() < deadline and not self._stop.is_set():
                         s.cond.wait(max(0.0, min(deadline - self.clock(), 0.01)))

@@ -1307,9 +1307,10 @@ class TestServeC(unittest.TestCase):
             srv = serve.Server(pol, engine="c")
             srv.service("ls", "ls", lambda ids: None, graphs=[LazyGraph(500)], streams=[Stream(1)], slo_us=20000,
                         profile=policy.Scaling(4000, 100), wait="yield")
-            # BE: its graph on all SMs, and one placed on the 22 it keeps while LS holds 110
+            # BE: its graph on all SMs (listed as the all-SM share too, so that it wins there),
+            # and one placed on the 22 it keeps while LS holds 110
             srv.service("be", "be", graphs=[{1: 1500}], streams=[Stream(2)], wait="block",
-                        shares=[{"110-131": 1400}])
+                        shares=[{"110-131": 1400, "0-131": 1500}])
             arr = serve.poisson(200, 0.5, seed=3)
             rec = srv.run({"ls": arr}, seconds=0.5)
             st = pol.state()
@@ -1324,7 +1325,7 @@ class TestServeC(unittest.TestCase):
         self.assertEqual(d["ls"], d["arrivals"])
         self.assertGreater(d["be"], 0)
         self.assertEqual(d["ls_sms"], [110])                 # the profile's knee, reserved at begin
-        self.assertEqual(d["be_by_share"], [[0, 132], [1, 22]])  # the placed graph exactly while LS holds 0-109
+        self.assertEqual(d["be_by_share"], [[1, 22], [2, 132]])  # the placed graph exactly while LS holds 0-109
         self.assertEqual(d["ls_share"], [0])
         self.assertEqual(d["moves"], [[0, 110], [1, 132]])
         self.assertGreater(d["shrinks"], 0)                  # BE loses LS's SMs while LS runs

@@ -456,22 +456,52 @@ static void test_gslice_batching(void **state)
     assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
     unsigned b;
     uint64_t wait;
-    assert_int_equal(tidal_policy_batch(p, ls, 1000, &b, &wait), TIDAL_OK);
+    assert_int_equal(tidal_policy_batch(p, ls, 1000, 1, &b, &wait), TIDAL_OK);
     assert_int_equal(b, 1); /* nothing known yet */
     assert_int_equal(wait, 5000);
     tidal_policy_request_end(p, ls, 1000, 1);
     /* est(k) = 1000 k <= 5000 and the fill (k-1) ms <= 5 ms: 5 */
-    tidal_policy_batch(p, ls, 1000, &b, &wait);
+    tidal_policy_batch(p, ls, 1000, 1, &b, &wait);
     assert_int_equal(b, 5);
     tidal_policy_request_end(p, ls, 2000, 5);
     /* est(6) = 2400; est(7) fits but fills in 6 ms > 5 */
-    tidal_policy_batch(p, ls, 1000, &b, &wait);
+    tidal_policy_batch(p, ls, 1000, 1, &b, &wait);
     assert_int_equal(b, 6);
-    tidal_policy_batch(p, ls, 100000, &b, &wait); /* fast arrivals: the budget decides */
+    tidal_policy_batch(p, ls, 100000, 1, &b, &wait); /* fast arrivals: the budget decides */
     assert_int_equal(b, 8);
-    tidal_policy_batch(p, ls, 0, &b, &wait);
+    tidal_policy_batch(p, ls, 0, 1, &b, &wait);
     assert_int_equal(b, 1);
-    assert_int_equal(tidal_policy_batch(p, ls, -1, &b, &wait), TIDAL_ERR_INVALID);
+    assert_int_equal(tidal_policy_batch(p, ls, -1, 1, &b, &wait), TIDAL_ERR_INVALID);
+    tidal_policy_destroy(p);
+}
+
+/* Requests already queued need no filling: at an arrival rate too slow to fill a batch
+ * within the queueing budget, the ones waiting are still taken together (the budget on the
+ * batch's latency still holds). ResNet-50's batch sizes on the H200 (session 15). */
+static void test_gslice_batches_the_queue(void **state)
+{
+    (void)state;
+    world w;
+    tidal_policy *p = make(&w, TIDAL_POLICY_GSLICE, NULL);
+    tidal_service_config s = {.name = "cnn", .cls = TIDAL_SERVICE_LS, .slo_us = 951, .max_batch = 8};
+    int ls;
+    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
+    static const double prof[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
+    for (unsigned i = 0; i < 4; i++) tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]);
+    unsigned b;
+    uint64_t wait;
+    /* 1500/s: a second request comes in 667 us on average, past the 475.5 us queueing budget */
+    assert_int_equal(tidal_policy_batch(p, ls, 1500, 1, &b, &wait), TIDAL_OK);
+    assert_int_equal(b, 1);
+    assert_int_equal(wait, 475);
+    tidal_policy_batch(p, ls, 1500, 2, &b, &wait); /* two waiting: b2 (443 us) fits the budget */
+    assert_int_equal(b, 2);
+    tidal_policy_batch(p, ls, 1500, 5, &b, &wait); /* b3-b5 are guessed above the budget, b4 is 582 */
+    assert_int_equal(b, 2);
+    tidal_policy_batch(p, ls, 0, 2, &b, &wait); /* no rate known: the queue alone */
+    assert_int_equal(b, 2);
+    tidal_policy_batch(p, ls, 0, 0, &b, &wait); /* 0 queued counts as the front request */
+    assert_int_equal(b, 1);
     tidal_policy_destroy(p);
 }
 
@@ -489,14 +519,14 @@ static void test_gslice_batch_profile(void **state)
     uint64_t wait;
     /* measured at batch 1 only: b2 is guessed at 2 x 466 > the 475.5 us budget */
     tidal_policy_request_end(p, ls, 466, 1);
-    assert_int_equal(tidal_policy_batch(p, ls, 10000, &b, &wait), TIDAL_OK);
+    assert_int_equal(tidal_policy_batch(p, ls, 10000, 1, &b, &wait), TIDAL_OK);
     assert_int_equal(b, 1);
     static const double prof[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
     for (unsigned i = 0; i < 4; i++)
         assert_int_equal(tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]), TIDAL_OK);
     /* b2 (443 us) fits the budget and fills in 100 us at 10000/s; b3 is guessed from b2
      * (664.5 us) and b4 is 582: both above it */
-    tidal_policy_batch(p, ls, 10000, &b, &wait);
+    tidal_policy_batch(p, ls, 10000, 1, &b, &wait);
     assert_int_equal(b, 2);
     /* a looser SLO's budget takes b8 once it fills in time */
     tidal_policy_destroy(p);
@@ -504,7 +534,7 @@ static void test_gslice_batch_profile(void **state)
     s.slo_us = 2000;
     assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
     for (unsigned i = 0; i < 4; i++) tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]);
-    tidal_policy_batch(p, ls, 100000, &b, &wait);
+    tidal_policy_batch(p, ls, 100000, 1, &b, &wait);
     assert_int_equal(b, 8);
     /* bad sizes and latencies */
     assert_int_equal(tidal_policy_batch_profile(p, ls, 0, 100), TIDAL_ERR_INVALID);
@@ -665,6 +695,7 @@ int main(void)
         cmocka_unit_test(test_gslice_even_split_counts_later_services),
         cmocka_unit_test(test_gslice_batching),
         cmocka_unit_test(test_gslice_batch_profile),
+        cmocka_unit_test(test_gslice_batches_the_queue),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_state_json),
         cmocka_unit_test(test_state_file),
