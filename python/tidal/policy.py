@@ -10,7 +10,7 @@ The rules are libtidal's C code; this module only binds them.
       .add(name, "ls" | "be", partition, slo_us=..., profile=Scaling, min_sms=, max_sms=,
            max_batch=, max_queue_us=, demand_sms=) -> service id
       .begin(id, demand_sms=0), .end(id, latency_us, batch=1), .tick(),
-      .batch(id, arrival_per_s) -> (batch, max_wait_us), .share(id) -> (SM list),
+      .batch(id, arrival_per_s, queued=0) -> (batch, max_wait_us), .share(id) -> (SM list),
       .model(id) -> (Scaling, online) or None, .state() -> dict, .close()
 
 fit/Scaling and Policy(apply=...) need no GPU (they use the preloaded libtidal, else
