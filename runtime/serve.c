@@ -234,8 +234,8 @@ static int decide(tidal_server *s, serve_svc *v, size_t head, size_t tail, unsig
     unsigned pb = 1;
     uint64_t w_us = 0;
     size_t queued = tail - head;
-    int rc = tidal_policy_batch(s->policy, v->policy_id, rate, queued > UINT_MAX ? UINT_MAX : (unsigned)queued, &pb,
-                                &w_us);
+    int rc =
+        tidal_policy_batch(s->policy, v->policy_id, rate, queued > UINT_MAX ? UINT_MAX : (unsigned)queued, &pb, &w_us);
     if (rc) return run_fail(s, rc);
     *b = pb < 1 ? 1 : pb > v->max_batch ? v->max_batch : pb;
     *wait_ns = w_us * 1000u;

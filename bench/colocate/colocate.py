@@ -28,7 +28,10 @@ merges what they write; one process runs the configurations it is given:
                 streams of the first F, F + N, F + 2N... SMs of the LS order (:ladder=N,
                 default 16; :from=F, default N; the share never goes below F), and a batch
                 runs the largest of them inside LS's share (tidal_server_share), so a grown
-                share runs LS's kernels on more SMs as originals, at green speed
+                share runs LS's kernels on more SMs as originals, at green speed;
+                :be=M (with placed=1): BE too has graphs, on what LS leaves of the order
+                past each F, F + M, F + 2M... SMs, and a batch runs the largest inside BE's
+                share (not measured yet: session 17 added it)
 
 LS models (--ls, bench/dnn/models.py builds them): bert-base (b1 seq 128) or resnet50
 (torchvision ResNet-50, 224x224; Inductor may leave its convolutions to cuDNN: each process
@@ -270,18 +273,19 @@ def config_options(cfg):
     kw = {}
     for o in opts:
         k, sep, v = o.partition("=")
-        if not sep or k not in ("idle", "demand", "placed", "ladder", "from") or not v.isdigit():
+        if not sep or k not in ("idle", "demand", "placed", "ladder", "from", "be") or not v.isdigit():
             raise SystemExit("colocate.py: configuration %s: option %r: want idle=US, demand=SMS, placed=0|1, "
-                             "ladder=SMS or from=SMS" % (cfg, o))
+                             "ladder=SMS, from=SMS or be=SMS" % (cfg, o))
         kw[k] = int(v)
     if base not in CONFIGS:
         raise SystemExit("colocate.py: unknown configuration %s (known: %s)" % (base, ", ".join(CONFIGS)))
-    allowed = {"tidal-sgdrc": ("idle", "demand", "placed"), "tidal-gslice": ("demand", "placed", "ladder", "from")}
+    allowed = {"tidal-sgdrc": ("idle", "demand", "placed"),
+               "tidal-gslice": ("demand", "placed", "ladder", "from", "be")}
     bad = [k for k in kw if k not in allowed.get(base, ())]
     if bad:
         raise SystemExit("colocate.py: configuration %s: option %s is not %s's (%s has %s)" % (
             cfg, bad[0], base, base, ", ".join(allowed.get(base, ())) or "none"))
-    for k in ("ladder", "from"):
+    for k in ("ladder", "from", "be"):
         if k in kw and (not kw.get("placed") or kw[k] < 2 or kw[k] % 2):
             raise SystemExit("colocate.py: configuration %s: %s=N needs placed=1 and an even N >= 2" % (cfg, k))
     return base, kw
@@ -294,6 +298,24 @@ def ladder_sets(order, step, keep, first=None):
     start it at its --ls-sms (from=64 with 0-63)."""
     from common import format_smset
     return [format_smset(sorted(order[:n])) for n in range(first or step, len(order) - keep + 1, step)]
+
+
+def be_ladder_sets(order, step, keep, first):
+    """BE's ladder of tidal-gslice:placed=1:be=M: what LS leaves of the order past its first
+    `first`, first + step, ... SMs (LS never has fewer than first; BE keeps at least keep)."""
+    from common import format_smset
+    return [format_smset(sorted(order[n:])) for n in range(first, len(order) - keep + 1, step)]
+
+
+def ladder_counts(records, shares):
+    """Batches per ladder step (its SM count; 0: the instance's own graph) of a service's
+    records, a batch being one (start, end); shares: the {SM set: graph(s)} the engine had."""
+    from common import parse_smset
+    steps = [0] + [len(parse_smset(n, 1 << 10)) for n in shares]
+    seen = {}
+    for _s, _e, share in {(r.start, r.end, r.share) for r in records}:
+        seen[steps[share]] = seen.get(steps[share], 0) + 1
+    return {str(k): seen[k] for k in sorted(seen)}
 
 
 # ------------------------------------------------------------------ models
@@ -622,6 +644,12 @@ def main(a):
                     ladder = [(n, tt.Partition("ls-ladder-%d" % len(parse_smset(n, nsm)), n))
                               for n in ladder_sets(order, opt.get("ladder", 16), 2, opt.get("from"))]
                     parts += [p_ for _n, p_ in ladder]
+                    be_ladder = []
+                    if opt.get("be"):
+                        be_ladder = [(n, tt.Partition("be-ladder-%d" % len(parse_smset(n, nsm)), n))
+                                     for n in be_ladder_sets(order, opt["be"], 2,
+                                                             opt.get("from") or opt.get("ladder", 16))]
+                        parts += [p_ for _n, p_ in be_ladder]
                 elif opt.get("placed"):
                     ls_ids = set(parse_smset(ls_set, nsm))
                     rest = format_smset(sm for sm in range(nsm) if sm not in ls_ids)
@@ -644,6 +672,10 @@ def main(a):
                     for n, p_ in ladder:
                         st = p_.stream()
                         inst.shares[n] = {b: mdl.graph_on(a.ls, st, b) for b in a.batches}
+                if be_run is not None and be_ladder:
+                    # BE's graph on each step of its ladder; none fits: its own (all-SM clones)
+                    be_run.ladder = [mdl.runner(a.be, p_.stream()) for _n, p_ in be_ladder]
+                    be_run.shares = {n: r_.graph for (n, _p), r_ in zip(be_ladder, be_run.ladder)}
             elif be_run is not None and opt.get("placed"):
                 # BE's graph on the SMs it keeps while LS holds its demand: the policy's mask
                 # for BE then (all SMs but LS's), run by the C engine instead of be_run's; its
@@ -776,18 +808,15 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                    ls_graphs={str(b): graphs[b] for b in sorted(graphs)},
                    ls_padding=round(1 - len(rec["ls"]) / rows_run, 4) if rows_run else None,
                    ls_sms_seen=sorted({r.sms for r in rec["ls"]})[:8])
-        if getattr(be_run, "shares", None) and rec.get("be"):
+        if getattr(be_run, "ladder", None) and rec.get("be") and pol is not None:
+            row["be_ladder_batches"] = ladder_counts(rec["be"], be_run.shares)
+        elif getattr(be_run, "shares", None) and rec.get("be"):
             # how many BE batches ran the placed graph (share 1: their mask was the placed set;
             # share 2 is its own graph, listed for all SMs)
             row["be_placed_fraction"] = round(sum(1 for r in rec["be"] if r.share == 1) / len(rec["be"]), 3)
         if ls_runs and getattr(ls_runs[0], "shares", None) and pol is not None:
             # the ladder step each LS batch ran (SMs; 0: its own graph, no step fitted)
-            from common import parse_smset
-            steps = [0] + [len(parse_smset(n, 1 << 10)) for n in ls_runs[0].shares]
-            seen = {}
-            for _s, _e, share in {(r.start, r.end, r.share) for r in rec["ls"]}:   # a batch: its (start, end)
-                seen[steps[share]] = seen.get(steps[share], 0) + 1
-            row["ls_ladder_batches"] = {str(k): seen[k] for k in sorted(seen)}
+            row["ls_ladder_batches"] = ladder_counts(rec["ls"], ls_runs[0].shares)
         if pol is not None:
             row["policy_state"] = pol.state()
             row["trace"] = os.path.basename(trace)
@@ -799,7 +828,8 @@ def one_run(a, results, name, cfg, load, run_i, ls_runs, be_run, be_proc, pl, pb
                 "; mean batch %.2f" % bst["mean"] if max_batch > 1 and bst["mean"] else "",
                 "; LS SMs %s" % row["ls_sms_seen"] if pol is not None else "")
             + ("; BE placed %.0f%%" % (100 * row["be_placed_fraction"]) if "be_placed_fraction" in row else "")
-            + ("; LS ladder %s" % row["ls_ladder_batches"] if "ls_ladder_batches" in row else ""))
+            + ("; LS ladder %s" % row["ls_ladder_batches"] if "ls_ladder_batches" in row else "")
+            + ("; BE ladder %s" % row["be_ladder_batches"] if "be_ladder_batches" in row else ""))
         return row
     finally:
         if srv is not None:

@@ -193,6 +193,20 @@ class TestConfigOptions(unittest.TestCase):
                          ("tidal-gslice", {"placed": 1, "ladder": 8, "from": 64}))
         with self.assertRaises(SystemExit):
             colocate.config_options("tidal-gslice:from=64")
+        self.assertEqual(colocate.config_options("tidal-gslice:placed=1:be=4")[1], {"placed": 1, "be": 4})
+        with self.assertRaises(SystemExit):
+            colocate.config_options("tidal-gslice:be=4")
+
+    def test_be_ladder_and_counts(self):
+        # BE's steps: what LS leaves past 64, 68, ... 128 (4 SMs at the last; it keeps 2)
+        steps = colocate.be_ladder_sets(list(range(132)), 4, 2, 64)
+        self.assertEqual(steps[:2], ["64-131", "68-131"])
+        self.assertEqual(steps[-1], "128-131")
+        # batches per step, a batch being one (start, end): two requests of one batch count once
+        R = serve.Record
+        recs = [R("ls", 0, 1.0, 2.0, 2, 80, 2), R("ls", 0, 1.0, 2.0, 2, 80, 2), R("ls", 0, 3.0, 4.0, 1, 66, 1),
+                R("ls", 0, 5.0, 6.0, 1, 10, 0)]
+        self.assertEqual(colocate.ladder_counts(recs, {"0-63": None, "0-79": None}), {"0": 1, "64": 1, "80": 1})
 
 
 class TestProfileFile(unittest.TestCase):

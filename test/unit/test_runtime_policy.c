@@ -475,19 +475,30 @@ static void test_gslice_batching(void **state)
     tidal_policy_destroy(p);
 }
 
+/* ResNet-50 b1-b8 on the H200 (session 15): b1 466, b2 443, b4 582, b8 767 us. */
+static const double cnn_batches[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
+
+/* A GSLICE policy with one LS service "cnn" (max_batch 8) at slo_us, its batch sizes
+ * profiled when `profiled`. */
+static tidal_policy *cnn_policy(world *w, double slo_us, int profiled, int *ls)
+{
+    tidal_policy *p = make(w, TIDAL_POLICY_GSLICE, NULL);
+    tidal_service_config s = {.name = "cnn", .cls = TIDAL_SERVICE_LS, .slo_us = slo_us, .max_batch = 8};
+    assert_int_equal(tidal_policy_add_service(p, &s, ls), TIDAL_OK);
+    for (unsigned i = 0; profiled && i < 4; i++)
+        assert_int_equal(tidal_policy_batch_profile(p, *ls, (unsigned)cnn_batches[i][0], cnn_batches[i][1]), TIDAL_OK);
+    return p;
+}
+
 /* Requests already queued need no filling: at an arrival rate too slow to fill a batch
  * within the queueing budget, the ones waiting are still taken together (the budget on the
- * batch's latency still holds). ResNet-50's batch sizes on the H200 (session 15). */
+ * batch's latency still holds; ResNet-50's sizes, cnn_batches). */
 static void test_gslice_batches_the_queue(void **state)
 {
     (void)state;
     world w;
-    tidal_policy *p = make(&w, TIDAL_POLICY_GSLICE, NULL);
-    tidal_service_config s = {.name = "cnn", .cls = TIDAL_SERVICE_LS, .slo_us = 951, .max_batch = 8};
     int ls;
-    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
-    static const double prof[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
-    for (unsigned i = 0; i < 4; i++) tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]);
+    tidal_policy *p = cnn_policy(&w, 951, 1, &ls);
     unsigned b;
     uint64_t wait;
     /* 1500/s: a second request comes in 667 us on average, past the 475.5 us queueing budget */
@@ -506,34 +517,28 @@ static void test_gslice_batches_the_queue(void **state)
 }
 
 /* A profile of the batch sizes lets GSLICE batch where the batch-1 latency alone would not:
- * ResNet-50 on the H200 (session 15) ran b1 466, b2 443, b4 582, b8 767 us. */
+ * ResNet-50 (cnn_batches). */
 static void test_gslice_batch_profile(void **state)
 {
     (void)state;
     world w;
-    tidal_policy *p = make(&w, TIDAL_POLICY_GSLICE, NULL);
-    tidal_service_config s = {.name = "cnn", .cls = TIDAL_SERVICE_LS, .slo_us = 951, .max_batch = 8};
     int ls;
-    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
+    tidal_policy *p = cnn_policy(&w, 951, 0, &ls);
     unsigned b;
     uint64_t wait;
     /* measured at batch 1 only: b2 is guessed at 2 x 466 > the 475.5 us budget */
     tidal_policy_request_end(p, ls, 466, 1);
     assert_int_equal(tidal_policy_batch(p, ls, 10000, 1, &b, &wait), TIDAL_OK);
     assert_int_equal(b, 1);
-    static const double prof[][2] = {{1, 466}, {2, 443}, {4, 582}, {8, 767}};
     for (unsigned i = 0; i < 4; i++)
-        assert_int_equal(tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]), TIDAL_OK);
+        assert_int_equal(tidal_policy_batch_profile(p, ls, (unsigned)cnn_batches[i][0], cnn_batches[i][1]), TIDAL_OK);
     /* b2 (443 us) fits the budget and fills in 100 us at 10000/s; b3 is guessed from b2
      * (664.5 us) and b4 is 582: both above it */
     tidal_policy_batch(p, ls, 10000, 1, &b, &wait);
     assert_int_equal(b, 2);
     /* a looser SLO's budget takes b8 once it fills in time */
     tidal_policy_destroy(p);
-    p = make(&w, TIDAL_POLICY_GSLICE, NULL);
-    s.slo_us = 2000;
-    assert_int_equal(tidal_policy_add_service(p, &s, &ls), TIDAL_OK);
-    for (unsigned i = 0; i < 4; i++) tidal_policy_batch_profile(p, ls, (unsigned)prof[i][0], prof[i][1]);
+    p = cnn_policy(&w, 2000, 1, &ls);
     tidal_policy_batch(p, ls, 100000, 1, &b, &wait);
     assert_int_equal(b, 8);
     /* bad sizes and latencies */

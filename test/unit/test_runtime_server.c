@@ -574,7 +574,8 @@ static void test_share_ladder(void **state)
 
     /* refused: a share of no SMs */
     memset(&sh[0].mask, 0, sizeof sh[0].mask);
-    tidal_server_service sv = {.name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bi, .ninstances = 1};
+    tidal_server_service sv = {
+        .name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bi, .ninstances = 1};
     s = server(pol);
     assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
     assert_non_null(strstr(tidal_last_error(), "instance 0 share 0 has no SMs"));
