@@ -209,9 +209,7 @@ static void groups_inside(const grain *gr, const tidal_smset *set, unsigned *idx
     memset(u, 0, sizeof *u);
     *n = 0;
     for (unsigned g = 0; g < gr->ngroups; g++) {
-        int inside = 1;
-        for (int w = 0; w < TIDAL_SMSET_WORDS; w++) inside &= (gr->group_sms[g].bits[w] & ~set->bits[w]) == 0;
-        if (!inside) continue;
+        if (!tidal__smset_subset(&gr->group_sms[g], set)) continue;
         idx[(*n)++] = g;
         for (int w = 0; w < TIDAL_SMSET_WORDS; w++) u->bits[w] |= gr->group_sms[g].bits[w];
     }

@@ -420,13 +420,6 @@ static CUresult route_or_decline(const tidal_launch_req *q, const plan *pl, int 
 
 /* ------------------------------------------------------------------ the plan */
 
-static int subset(const tidal_smset *a, const tidal_smset *b)
-{
-    for (int w = 0; w < TIDAL_SMSET_WORDS; w++)
-        if (a->bits[w] & ~b->bits[w]) return 0;
-    return 1;
-}
-
 static unsigned count_both(const tidal_smset *a, const tidal_smset *b)
 {
     tidal_smset x;
@@ -529,7 +522,7 @@ static void make_plan(const tidal_launch_req *q, plan *pl)
      * original there (zero device cost; it leaves the SMs when it ends). */
     cuuint64_t cap_id = 0;
     int capturing = capture_state(s, &cap_id);
-    int inside = subset(&b->sms, &p->mask);
+    int inside = tidal__smset_subset(&b->sms, &p->mask);
     tidal__duration *d = duration_of(e, (uint32_t)logical, !capturing);
     const int hybrid = p->place_mode == TIDAL_PLACE_HYBRID;
     const float short_us = (float)p->short_us;

@@ -2,8 +2,8 @@
  * their SM masks (LS from the front of the SM order, BE on the rest: the order is the
  * config's ls_first set, then the other SMs) applied in two passes (SMs are taken before
  * they are given), and the trace. policy.c (the API) and the rules
- * (policy_sgdrc.c, policy_gslice.c) call it; it calls only tidal.h's public API and
- * scaling.c. */
+ * (policy_sgdrc.c, policy_gslice.c) call it; it calls only tidal.h's public API, smset.c's
+ * subset test and scaling.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,13 +74,6 @@ static void range_set(tidal_smset *s, const unsigned *order, unsigned lo, unsign
 
 static int smset_equal(const tidal_smset *a, const tidal_smset *b) { return !memcmp(a, b, sizeof *a); }
 
-static int smset_loses(const tidal_smset *old, const tidal_smset *new)
-{
-    for (unsigned w = 0; w < TIDAL_SMSET_WORDS; w++)
-        if (old->bits[w] & ~new->bits[w]) return 1;
-    return 0;
-}
-
 static int apply_one(tidal_policy *p, unsigned i, const tidal_smset *m)
 {
     policy_svc *s = &p->svc[i];
@@ -136,7 +129,7 @@ int tidal__policy_layout(tidal_policy *p, const unsigned *want, const char *even
             policy_svc *s = &p->svc[i];
             if (s->applied && smset_equal(&s->mask, &next[i])) continue;
             /* pass 0 takes SMs away, pass 1 gives them: no SM is promised twice */
-            int loses = !s->applied || smset_loses(&s->mask, &next[i]);
+            int loses = !s->applied || !tidal__smset_subset(&s->mask, &next[i]);
             if (loses != (pass == 0)) continue;
             rc = apply_one(p, i, &next[i]);
             changed = 1;

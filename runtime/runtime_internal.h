@@ -10,6 +10,11 @@
 #include "cu.h"
 #include "tidal.h"
 
+/* ------------------------------------------------------------------ smset.c */
+
+/* 1 when every SM of a is in b. */
+int tidal__smset_subset(const tidal_smset *a, const tidal_smset *b);
+
 /* ------------------------------------------------------------------ errors.c */
 
 /* Record an error for tidal_last_error(); returns status. */

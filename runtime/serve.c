@@ -292,10 +292,8 @@ static unsigned pick_share(const serve_inst *in, const tidal_smset *mask)
 {
     unsigned best = 0, most = 0;
     for (unsigned i = 0; i < in->nshares; i++) {
-        int inside = 1;
-        for (unsigned w = 0; w < TIDAL_SMSET_WORDS && inside; w++)
-            inside = !(in->shares[i].mask.bits[w] & ~mask->bits[w]);
-        if (inside && in->shares[i].count > most) best = i + 1, most = in->shares[i].count;
+        if (in->shares[i].count > most && tidal__smset_subset(&in->shares[i].mask, mask))
+            best = i + 1, most = in->shares[i].count;
     }
     return best;
 }

@@ -106,6 +106,13 @@ size_t tidal_smset_format(const tidal_smset *set, char *buf, size_t bufsize)
     return n;
 }
 
+int tidal__smset_subset(const tidal_smset *a, const tidal_smset *b)
+{
+    for (int w = 0; w < TIDAL_SMSET_WORDS; w++)
+        if (a->bits[w] & ~b->bits[w]) return 0;
+    return 1;
+}
+
 unsigned tidal_smset_count(const tidal_smset *set)
 {
     unsigned c = 0;
