@@ -174,13 +174,12 @@ static int calibrate(grain *gr)
         if (tidal_smset_count(&gr->group_sms[g]) != gr->groups[g].sm.smCount)
             return tidal__fail(TIDAL_ERR_CUDA, "SM probe: group %u showed %u of its %u SMs", g,
                                tidal_smset_count(&gr->group_sms[g]), gr->groups[g].sm.smCount);
-    /* the whole map, one group a line: which SMs a partition must hold for a cluster
-     * context is read from it */
-    for (unsigned g = 0; g < n; g++) {
+    /* the cluster grain's whole map, one group a line (which SMs a partition must hold for
+     * a cluster context is read from it); the placement grain's first group */
+    for (unsigned g = 0, shown = gr == &G.cluster ? n : 1; g < shown; g++) {
         char text[64];
         tidal_smset_format(&gr->group_sms[g], text, sizeof text);
-        if (g == 0 || gr == &G.cluster)
-            tidal__log("%s: %u SM groups of %u; group %u = SMs %s", gr->what, n, gr->groups[g].sm.smCount, g, text);
+        tidal__log("%s: %u SM groups of %u; group %u = SMs %s", gr->what, n, gr->groups[g].sm.smCount, g, text);
     }
     return TIDAL_OK;
 }

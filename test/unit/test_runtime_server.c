@@ -458,6 +458,26 @@ static void *toggle_ls(void *arg)
     return NULL;
 }
 
+/* A BE service of instance bi under pol (SGDRC: LS pl, BE pb) for 20 ms of fake time, which
+ * passes only as BE's graphs run (the dispatcher's ticks sleep in real time), while
+ * toggle_ls moves LS between holding 0-65 and idle; *be: BE's id. The caller reads the
+ * records and destroys the server. */
+static tidal_server *serve_be_while_ls_toggles(tidal_policy *pol, int pl, int pb, const tidal_server_instance *bi,
+                                               int *be)
+{
+    tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
+    tidal_server *s = NULL;
+    assert_int_equal(tidal_server_create(pol, &c, &s), TIDAL_OK);
+    *be = add(s, "be", TIDAL_SERVICE_BE, pb, 1, TIDAL_SERVER_WAIT_YIELD, bi, 1);
+    toggler tg = {.pol = pol, .ls = pl};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, toggle_ls, &tg), 0);
+    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK); /* 400 batches of 50 us: 80 ms or more */
+    atomic_store(&tg.stop, 1);
+    pthread_join(th, NULL);
+    return s;
+}
+
 /* A BE instance with a graph for the share it has while LS holds its SMs (66-131) and its
  * own graph listed as the share of all 132: the batches begun with each mask run its
  * graph, and the records say which. Without the second share every batch would run the
@@ -476,17 +496,8 @@ static void test_share_graphs(void **state)
     both[0].graph = &grest, both[1].graph = &gall;
     sh = both[0];
     tidal_server_instance bi = {STREAM(1), &gall, NULL, both, 2};
-    /* fake time passes only as BE's graphs run (the dispatcher's ticks sleep in real time) */
-    tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
-    tidal_server *s = NULL;
-    assert_int_equal(tidal_server_create(pol, &c, &s), TIDAL_OK);
-    int be = add(s, "be", TIDAL_SERVICE_BE, pb, 1, TIDAL_SERVER_WAIT_YIELD, &bi, 1);
-    toggler tg = {.pol = pol, .ls = pl};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, toggle_ls, &tg), 0);
-    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK); /* 400 batches of 50 us: 80 ms or more */
-    atomic_store(&tg.stop, 1);
-    pthread_join(th, NULL);
+    int be;
+    tidal_server *s = serve_be_while_ls_toggles(pol, pl, pb, &bi, &be);
     const tidal_server_record *r;
     size_t nr;
     assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
@@ -547,21 +558,14 @@ static void test_share_ladder(void **state)
         sh[i].graph = &g[i];
     }
     tidal_server_instance bi = {STREAM(1), &gall, NULL, sh, 3};
-    tidal_server_config c = {.now_ns = fake_clock, .sleep_ns = real_sleep};
-    tidal_server *s = NULL;
-    assert_int_equal(tidal_server_create(pol, &c, &s), TIDAL_OK);
-    add(s, "be", TIDAL_SERVICE_BE, pb, 1, TIDAL_SERVER_WAIT_YIELD, &bi, 1);
-    toggler tg = {.pol = pol, .ls = pl};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, toggle_ls, &tg), 0);
-    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK);
-    atomic_store(&tg.stop, 1);
-    pthread_join(th, NULL);
+    int be;
+    tidal_server *s = serve_be_while_ls_toggles(pol, pl, pb, &bi, &be);
     const tidal_server_record *r;
     size_t nr;
     assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
     unsigned on[4] = {0};
     for (size_t i = 0; i < nr; i++) {
+        assert_int_equal(r[i].service, be);
         assert_int_equal(r[i].share, r[i].sms == 66 ? 2u : 3u);
         on[r[i].share]++;
     }
