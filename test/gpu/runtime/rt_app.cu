@@ -56,7 +56,10 @@
 //                              completed, no faster than the kernel, p50 wait under 50 us,
 //                              every block on the partition's SMs: libtidal's cuGraphLaunch
 //                              places as the graph was captured), then next to a BE service
-//                              in a closed loop on the other SMs
+//                              in a closed loop on the other SMs; then GSLICE's adaptive
+//                              batching (graphs for batches of 1-4): bursts batch what is
+//                              queued, a 20000/s Poisson rate fills batches of 4 within the
+//                              SLO's queueing half, each batch runs its size's graph
 // Every check prints "PASS name" or "FAIL name: why"; exit status 1 if any failed.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -122,6 +125,7 @@ struct Api {
     int (*policy_request_end)(tidal_policy *, int, double, unsigned);
     int (*policy_share)(tidal_policy *, int, tidal_smset *, unsigned *);
     int (*policy_destroy)(tidal_policy *);
+    int (*policy_batch_profile)(tidal_policy *, int, unsigned, double);
     int (*l2_sides)(tidal_smset *, tidal_smset *);
     int (*l2mem_create)(size_t, tidal_l2mem **);
     int (*l2mem_layout)(const tidal_l2mem *, tidal_l2_layout *);
@@ -149,7 +153,7 @@ static void load_api()
     GET(stream_bind); GET(stats_get); GET(stats_reset); GET(init); GET(last_error);
     GET(partition_stream); GET(partition_placed); GET(partition_set_placement);
     GET(policy_create); GET(policy_add_service); GET(policy_request_begin); GET(policy_request_end);
-    GET(policy_share); GET(policy_destroy); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
+    GET(policy_share); GET(policy_destroy); GET(policy_batch_profile); GET(l2_sides); GET(l2mem_create); GET(l2mem_layout); GET(l2mem_destroy);
     GET(l2addr_attach);
     GET(bimodal_create); GET(bimodal_write); GET(bimodal_set); GET(bimodal_desc_addr); GET(bimodal_destroy);
     GET(server_create); GET(server_add_service); GET(server_arrivals); GET(server_instantiate); GET(server_run);
@@ -1973,6 +1977,119 @@ static double pct(std::vector<double> v, double q)
     return v[std::min(k, v.size() - 1)];
 }
 
+// GSLICE's adaptive batching on the GPU: one LS service with a graph per batch size b = 1..4
+// (a kernel of 40 + 10 b us), SLO 400 us, so a batch may run 200 us (batch_frac 0.5) and its
+// oldest request may wait up to 200 us for it to fill. Bursts of 4 simultaneous arrivals
+// every 2 ms (2000/s: a batch would take 1.5 ms to fill from the rate): only the requests
+// already queued make batches larger than 1. Poisson at 20000/s: the rate fills a batch of
+// 4 within the 200 us. Each batch must run the graph of its size.
+static void serve_batches()
+{
+    const double slo_us = 400;
+    const unsigned maxb = 4;
+    tidal_part *p;
+    TCK(api.partition_create("srv-batch", "all", &p));
+    void *s;
+    TCK(api.partition_stream(p, 0, &s));
+    tidal_policy_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.kind = TIDAL_POLICY_GSLICE;
+    tidal_policy *pol;
+    TCK(api.policy_create(&pc, &pol));
+    tidal_service_config sc;
+    memset(&sc, 0, sizeof sc);
+    sc.name = "batched", sc.cls = TIDAL_SERVICE_LS, sc.part = p, sc.slo_us = slo_us, sc.max_batch = maxb;
+    int pid;
+    TCK(api.policy_add_service(pol, &sc, &pid));
+    std::vector<ServeGraph *> g;
+    for (unsigned b = 1; b <= maxb; b++) {
+        g.push_back(new ServeGraph((cudaStream_t)s, 40000ull + 10000ull * b));
+        TCK(api.policy_batch_profile(pol, pid, b, 45.0 + 10.0 * b));   // the kernel and a launch
+    }
+    tidal_server *srv;
+    TCK(api.server_create(pol, nullptr, &srv));
+    void *ex[maxb];
+    for (unsigned b = 0; b < maxb; b++) TCK(api.server_instantiate(srv, g[b]->g, &ex[b]));
+    tidal_server_instance in;
+    memset(&in, 0, sizeof in);
+    in.stream = s, in.graphs = ex;
+    tidal_server_service v;
+    memset(&v, 0, sizeof v);
+    v.name = "batched", v.cls = TIDAL_SERVICE_LS, v.policy_id = pid, v.max_batch = maxb, v.instances = &in,
+    v.ninstances = 1;
+    int id;
+    TCK(api.server_add_service(srv, &v, &id));
+    const tidal_smset all = clip(parse("all"), nsm());
+    for (int phase = 0; phase < 2; phase++) {
+        const char *tag = phase ? "serve.batches.rate" : "serve.batches.queued";
+        std::vector<uint64_t> arr;
+        if (phase == 0) {
+            for (int i = 0; i < 40; i++)
+                for (int j = 0; j < 4; j++) arr.push_back(1000000ull + 2000000ull * i);
+        } else {
+            srand48(21);
+            double t = 1000.0;
+            for (int i = 0; i < 400; i++) {
+                t += -log(1.0 - drand48()) * 1e6 / 20000.0;
+                arr.push_back((uint64_t)(t * 1000.0));
+            }
+        }
+        const size_t n = arr.size();
+        TCK(api.server_arrivals(srv, id, arr.data(), n));
+        unsigned before[maxb], out;
+        for (unsigned b = 0; b < maxb; b++) before[b] = g[b]->ran(all, &out);
+        int rc = api.server_run(srv, arr.back() + 1000000);
+        result((std::string(tag) + ".run").c_str(), rc == 0, rc ? api.last_error() : "");
+        if (rc) break;
+        const tidal_server_record *r;
+        size_t nr;
+        TCK(api.server_records(srv, &r, &nr));
+        tidal_server_counts c;
+        TCK(api.server_counts_get(srv, id, &c));
+        unsigned of_size[maxb + 1] = {0}, bad = 0;
+        std::vector<double> wait, lat;
+        std::vector<bool> seen(n);
+        for (size_t i = 0; i < nr; i++) {
+            if (r[i].service != id) continue;
+            if (r[i].batch < 1 || r[i].batch > maxb || r[i].request >= n || seen[r[i].request]) {
+                bad++;
+                continue;
+            }
+            seen[r[i].request] = true;
+            of_size[r[i].batch]++;
+            wait.push_back((r[i].start_ns - r[i].arrival_ns) / 1e3);
+            lat.push_back((r[i].end_ns - r[i].arrival_ns) / 1e3);
+        }
+        char why[512];
+        snprintf(why, sizeof why, "%zu of %zu requests recorded once, %u records malformed or repeated; "
+                 "%llu completed in %llu batches", wait.size(), n, bad, (unsigned long long)c.requests,
+                 (unsigned long long)c.batches);
+        result((std::string(tag) + ".completed").c_str(), wait.size() == n && bad == 0 && c.requests == n, why);
+        // every batch of b requests ran graphs[b - 1]: the blocks of each graph since the run
+        std::string ran;
+        bool graphs_ok = true;
+        for (unsigned b = 1; b <= maxb; b++) {
+            unsigned batches = of_size[b] / b, blocks = g[b - 1]->ran(all, &out) - before[b - 1];
+            graphs_ok &= of_size[b] % b == 0 && blocks == batches;
+            ran += (b > 1 ? ", " : "") + std::to_string(batches) + " of " + std::to_string(b) + " (graph " +
+                   std::to_string(blocks) + ")";
+        }
+        const double mean = c.batches ? (double)c.requests / c.batches : 0;
+        snprintf(why, sizeof why, "batches %s; mean batch %.2f; wait for the batch p50 %.1f p99 %.1f us; "
+                 "latency p50 %.1f p99 %.1f us (SLO %.0f)", ran.c_str(), mean, pct(wait, 50), pct(wait, 99),
+                 pct(lat, 50), pct(lat, 99), slo_us);
+        result((std::string(tag) + ".graph-per-size").c_str(), graphs_ok, why);
+        // queued: a burst's first request may be taken alone (before the dispatcher queued the
+        // rest), the other three then make one batch; rate: most batches fill to 4 in time
+        const double want = phase ? 2.5 : 1.9;
+        result((std::string(tag) + ".batched").c_str(), mean >= want && of_size[phase ? 4 : 3] + of_size[4] > 0 &&
+               pct(lat, 99) <= slo_us && pct(wait, 99) <= slo_us / 2 + 100, why);
+    }
+    TCK(api.server_destroy(srv));
+    TCK(api.policy_destroy(pol));
+    for (ServeGraph *x : g) delete x;
+}
+
 static void mode_serve()
 {
     if (!api.server_create) {
@@ -2079,6 +2196,7 @@ static void mode_serve()
     }
     TCK(api.server_destroy(srv));
     CK(cudaGraphExecDestroy(e0));
+    serve_batches();
 }
 
 static void mode_policy()
