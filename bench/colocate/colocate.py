@@ -31,7 +31,7 @@ merges what they write; one process runs the configurations it is given:
                 share runs LS's kernels on more SMs as originals, at green speed;
                 :be=M (with placed=1): BE too has graphs, on what LS leaves of the order
                 past each F, F + M, F + 2M... SMs, and a batch runs the largest inside BE's
-                share (not measured yet: session 17 added it)
+                share, so no BE launch lands on LS's SMs (docs/performance.md §20.2)
 
 LS models (--ls, bench/dnn/models.py builds them): bert-base (b1 seq 128) or resnet50
 (torchvision ResNet-50, 224x224; Inductor may leave its convolutions to cuDNN: each process

@@ -295,6 +295,17 @@ def smset_bits_to_list(mask):
     return [s for s in range(MAX_SMS) if (mask.bits[s // 64] >> (s % 64)) & 1]
 
 
+def smset_text(smset):
+    """An SM set as libtidal's text: a string as is ("0-65", "all"), or SM ids."""
+    if isinstance(smset, str):
+        return smset
+    try:
+        ids = sorted(int(x) for x in smset)
+    except (TypeError, ValueError):
+        raise TidalError("SM set %r: want a string like '0-65' or a list of SM ids" % (smset,)) from None
+    return ",".join(str(i) for i in ids) if ids else "none"
+
+
 # ------------------------------------------------------------------ where symbols come from
 
 class _DlInfo(ctypes.Structure):

@@ -115,7 +115,7 @@ class Policy:
             c.apply = self._apply
         for k, v in config.items():
             if k == "ls_first":   # an SM set ("0-1,8-13,...": tidal.torch.l2_sides()[0]) or SM ids
-                v = ",".join(str(int(s)) for s in v) if not isinstance(v, str) else v
+                v = _lib.smset_text(v)
                 st = self._lib.tidal_smset_parse(v.encode(), ctypes.byref(c.ls_first), None, None)
                 if st:
                     raise TidalError("tidal.policy.Policy: ls_first %r: %s" % (v, self._lib.strerror(st)))

@@ -268,7 +268,7 @@ class _CEngine:
             raise TidalError("%s: shares %r: want a dict {SM set: graph(s)}" % (w, shares))
         arr = (_lib.ServerShare * len(shares))()
         for i, (smset, g) in enumerate(shares.items()):
-            text = smset if isinstance(smset, str) else ",".join(str(int(x)) for x in sorted(smset))
+            text = _lib.smset_text(smset)
             self.lib.check(self.lib.tidal_smset_parse(text.encode(), ctypes.byref(arr[i].mask), None, None),
                            "%s: share %r" % (w, text))
             self._table(g, max_batch, "%s share %s" % (w, text), arr[i])

@@ -372,7 +372,7 @@ class Partition:
                                  "tt.Partition(%r, '0-65'), or create it with tidalctl" % (name, name))
             lib.check(st, "tidal_partition_find(%s)" % name)
         else:
-            text = _smset_text(smset)
+            text = _lib.smset_text(smset)
             lib.check(lib.tidal_partition_create(name.encode(), text.encode(), ctypes.byref(h)),
                       "tidal_partition_create(%s, %s)" % (name, text))
         self._lib = lib
@@ -414,7 +414,7 @@ class Partition:
     def set(self, smset):
         """Move the partition to smset, live: running rewritten kernels see it at their next
         claim. Streams made before keep their green context (see stream())."""
-        text = _smset_text(smset)
+        text = _lib.smset_text(smset)
         self._lib.check(self._lib.tidal_partition_set(self._live(), text.encode()),
                         "tidal_partition_set(%s, %s)" % (self.name, text))
 
@@ -626,17 +626,6 @@ class Bimodal:
     def __repr__(self):
         state = "closed" if self._h is None else "mode %s" % self._mode
         return "<tidal.torch.Bimodal %d bytes, side %d, %s>" % (self.nbytes, self.side, state)
-
-
-def _smset_text(smset):
-    """An SM set as libtidal's text: a string as is ("0-65", "all"), or SM ids."""
-    if isinstance(smset, str):
-        return smset
-    try:
-        ids = sorted(int(x) for x in smset)
-    except (TypeError, ValueError):
-        raise TidalError("SM set %r: want a string like '0-65' or a list of SM ids" % (smset,)) from None
-    return ",".join(str(i) for i in ids) if ids else "none"
 
 
 def _to_int(v, what):

@@ -145,6 +145,15 @@ static tidal_server *server(tidal_policy *pol)
     return s;
 }
 
+/* A server of pol refuses sv with TIDAL_ERR_INVALID and a message that contains why. */
+static void refused(tidal_policy *pol, const tidal_server_service *sv, const char *why)
+{
+    tidal_server *s = server(pol);
+    assert_int_equal(tidal_server_add_service(s, sv, NULL), TIDAL_ERR_INVALID);
+    assert_non_null(strstr(tidal_last_error(), why));
+    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+}
+
 static int add(tidal_server *s, const char *name, int cls, int policy_id, unsigned max_batch, int wait,
                const tidal_server_instance *in, unsigned n)
 {
@@ -523,19 +532,12 @@ static void test_share_graphs(void **state)
     tidal_server_instance bad = {STREAM(1), &gall, NULL, two, 2};
     tidal_server_service sv = {
         .name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bad, .ninstances = 1};
-    s = server(pol);
-    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
-    assert_non_null(strstr(tidal_last_error(), "shares 0 and 1 have one mask"));
+    refused(pol, &sv, "shares 0 and 1 have one mask");
     two[1].graph = NULL;
     assert_int_equal(tidal_smset_parse("100-131", &two[1].mask, NULL, NULL), TIDAL_OK);
-    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
-    assert_non_null(strstr(tidal_last_error(), "instance 0 share 1 has no graph"));
-    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
-    s = server(NULL);
+    refused(pol, &sv, "instance 0 share 1 has no graph");
     bad.nshares = 1;
-    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
-    assert_non_null(strstr(tidal_last_error(), "has shares, but the server has no policy"));
-    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+    refused(NULL, &sv, "has shares, but the server has no policy");
     assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
 }
 
@@ -580,10 +582,7 @@ static void test_share_ladder(void **state)
     memset(&sh[0].mask, 0, sizeof sh[0].mask);
     tidal_server_service sv = {
         .name = "be", .cls = TIDAL_SERVICE_BE, .policy_id = pb, .instances = &bi, .ninstances = 1};
-    s = server(pol);
-    assert_int_equal(tidal_server_add_service(s, &sv, NULL), TIDAL_ERR_INVALID);
-    assert_non_null(strstr(tidal_last_error(), "instance 0 share 0 has no SMs"));
-    assert_int_equal(tidal_server_destroy(s), TIDAL_OK);
+    refused(pol, &sv, "instance 0 share 0 has no SMs");
     assert_int_equal(tidal_policy_destroy(pol), TIDAL_OK);
 }
 
