@@ -445,8 +445,11 @@ static const char leave_text[] =
     "\tadd.u32 \t%tdl_xr0, %tdl_xr0, 1;\n"
     "\tsetp.lt.u32 \t%tdl_xp1, %tdl_xr0, " S(TIDAL_SLOT_SHARDS) ";\n"
     "\t@%tdl_xp1 bra.uni \t tdl_reset;\n"
-    "\tfence.acq_rel.gpu;\n"
-    "\tst.relaxed.gpu.global.u64 \t[%tdl_xd0], 0;\n"
+    "// the tag last, a release: a launch whose acquire CAS finds it free sees the words reset.\n"
+    "// Not fence.acq_rel + a relaxed store: a fence anywhere in a kernel makes ptxas keep\n"
+    "// every atom of the body whose result is unused as an ATOMG that waits for its reply\n"
+    "// instead of a REDG (+0.34 us per launch of bench/gpu tiny: docs/performance.md, section 21)\n"
+    "\tst.release.gpu.global.u64 \t[%tdl_xd0], 0;\n"
     "tdl_out:\n"
     "}";
 

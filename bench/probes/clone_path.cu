@@ -8,7 +8,7 @@
 //     variants of it with one part cut), entry `tiny` or `tiny__tidal_reshaped`;
 //   - pad-N: the original body after N executed independent integer ops (does executed
 //     code length alone cost this much?), pad-skip: the same code present but jumped over.
-// Usage: clone_path NAME=FILE.ptx ...
+// Usage: [CLONE_PATH_BLOCKS=N] clone_path NAME=FILE.ptx ...   (N blocks per launch, default 1)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -56,7 +56,10 @@ int main(int argc, char **argv)
 {
     RK(cudaFree(0));
     unsigned *cnt;
-    RK(cudaMalloc(&cnt, 64));
+    const char *nb = getenv("CLONE_PATH_BLOCKS");
+    const unsigned blocks = nb && atoi(nb) > 0 ? (unsigned)atoi(nb) : 1;
+    RK(cudaMalloc(&cnt, 256)); // bench_kernels' tiny counts into out[blockIdx & 63]
+    RK(cudaMemset(cnt, 0, 256));
     cudaStream_t st;
     RK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     std::vector<Variant> vs;
@@ -93,10 +96,11 @@ int main(int argc, char **argv)
     tidal_launch tl;
     memset(&tl, 0, sizeof tl);
     tl.partition = (CUdeviceptr)cnt;   // never read on the covering static path, only tested for 0
-    tl.grid[0] = tl.grid[1] = tl.grid[2] = 1;
+    tl.grid[0] = blocks;
+    tl.grid[1] = tl.grid[2] = 1;
     tl.chunk = 1;
     tl.flags = TIDAL_LAUNCH_STATIC;
-    tl.base = 1;
+    tl.base = blocks;
     tl.sh_off = TIDAL_SH_OFFSET(0);
     unsigned s = 7;
     for (Variant &v : vs) {
@@ -105,10 +109,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < LAUNCHES; i++) {
             if (v.k) {
                 void *args[] = {&cnt, &s};
-                RK(cudaLaunchKernel(v.k, 1, 128, args, 0, st));
+                RK(cudaLaunchKernel(v.k, blocks, 128, args, 0, st));
             } else {
                 void *args[] = {&cnt, &tl};
-                CK(cuLaunchKernel(v.f, 1, 1, 1, 128, 1, 1, v.smem, (CUstream)st, args, nullptr));
+                CK(cuLaunchKernel(v.f, blocks, 1, 1, 128, 1, 1, v.smem, (CUstream)st, args, nullptr));
             }
         }
         RK(cudaStreamEndCapture(st, &g));
@@ -129,14 +133,16 @@ int main(int argc, char **argv)
             RK(cudaEventElapsedTime(&ms, e0, e1));
             if (r >= 2) t[k].push_back(ms * 1000.0 / LAUNCHES);
         }
-    unsigned h[2];
+    unsigned h[64], got = 0;
     RK(cudaMemcpy(h, cnt, sizeof h, cudaMemcpyDeviceToHost));
-    const unsigned expect = (unsigned)vs.size() * LAUNCHES * (ROUNDS + 2);
+    for (unsigned x : h) got += x;
+    const unsigned expect = (unsigned)vs.size() * LAUNCHES * (ROUNDS + 2) * blocks;
     for (size_t k = 0; k < vs.size(); k++) std::sort(t[k].begin(), t[k].end());
     const double base = t[0][ROUNDS / 2];
     for (size_t k = 0; k < vs.size(); k++)
         printf("RESULT %-16s %.3f us/launch (min %.3f)  diff to plain %+.3f\n", vs[k].name.c_str(), t[k][ROUNDS / 2],
                t[k][0], t[k][ROUNDS / 2] - base);
-    printf("%s: %u atomics counted, %u expected\n", h[0] + h[1] == expect ? "PASS" : "FAIL", h[0] + h[1], expect);
-    return h[0] + h[1] == expect ? 0 : 1;
+    printf("%s: %u atomics counted, %u expected (%u blocks per launch)\n", got == expect ? "PASS" : "FAIL", got, expect,
+           blocks);
+    return got == expect ? 0 : 1;
 }

@@ -13,9 +13,11 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}; NVCC=$CUDA_HOME/bin/nvcc
   "$B/tidal-opt" -p tidal "$B/orig.in.ptx" -o "$B/tidal.in.ptx" &&
   args=$(python3 "$here/clone_path_variants.py" "$B/tidal.in.ptx" "$B/orig.in.ptx" "$B") &&
   "$NVCC" -O2 -arch=sm_90a -I"$root/abi" "$here/clone_path.cu" -o "$B/clone_path" -L"$CUDA_HOME/lib64/stubs" -lcuda &&
-  for f in "$B"/clone.ptx "$B"/cut-all.ptx "$B"/bare.ptx; do
+  for f in "$B"/clone.ptx "$B"/cut-all.ptx "$B"/lean.ptx "$B"/bare.ptx; do
     "$CUDA_HOME/bin/ptxas" -arch=sm_90a "$f" -o "$f.cubin" && echo "== SASS of tiny__tidal_reshaped in $(basename "$f")" &&
     "$CUDA_HOME/bin/cuobjdump" -sass -fun tiny__tidal_reshaped "$f.cubin" | grep -E '^\s+/\*[0-9a-f]{4}\*/' | sed 's/ *\/\* 0x[0-9a-f]* \*\///'
   done
-  "$B/clone_path" $args && "$B/clone_path" $args
+  for n in 1 264; do
+    echo "== $n block(s) per launch"; CLONE_PATH_BLOCKS=$n "$B/clone_path" $args && CLONE_PATH_BLOCKS=$n "$B/clone_path" $args
+  done
 } 2>&1 | tee "$OUT/clone-path.log"
