@@ -347,12 +347,42 @@ class Bench:
                 for n in names:
                     run_section(self.res, self.log, "b tidal-%s %s" % (smset, n), self.latency_rows, "b",
                                 "tidal-%s" % smset, s, [n], part=p)
+                    run_section(self.res, self.log, "b pair-%s %s" % (smset, n), self.pair_rows, smset, s, n,
+                                part=p)
             else:
                 s = self.green().stream(smset)
                 self.probe(s, allowed, "green %s stream" % smset)
                 for n in names:
                     run_section(self.res, self.log, "b green-%s %s" % (smset, n), self.latency_rows, "b",
                                 "green-%s" % smset, s, [n])
+
+    def pair_rows(self, smset, ts, name, part):
+        """Section b in one process, interleaved (measure.interleaved): the model's graph
+        captured on the tidal partition's stream and on a green context of the same SMs,
+        request for request, so that the ratio does not carry the drift between the two
+        sides' processes (section b's rows are a minute apart). Both graphs run this
+        process's kernels (tidal's modules: the originals are byte-identical); the green
+        stream belongs to no partition, and the counters say how its launches went."""
+        meas, a = self.measure, self.args
+        cm, x = self.models[name]
+        gs = self.green().stream(smset)
+        self.probe(gs, set(common.parse_smset(smset, self.nsm)), "green %s stream (tidal process)" % smset)
+        stats = {}
+        gt, _ = meas.capture(cm, x, ts, before=lambda: stats.setdefault("t", self.tid.snap()))
+        stats["t"] = self.tid.delta(stats["t"])
+        gg, _ = meas.capture(cm, x, gs, before=lambda: stats.setdefault("g", self.tid.snap()))
+        stats["g"] = self.tid.delta(stats["g"])
+        n = a.n_large if name == "bert-large" else a.n
+        lt, lg = meas.interleaved([(meas.graph_issue(gt), ts), (meas.graph_issue(gg), gs)], n, a.warmup)
+        self.part_check(part, "pair-%s %s" % (smset, name))
+        for config, l, st in (("pair-tidal-" + smset, lt, stats["t"]), ("pair-green-" + smset, lg, stats["g"])):
+            row = dict(section="b-pair", side=self.side, config=config, model=name, mode="graph", **summarize_us(l),
+                       tidal_launches=st)
+            self.res.row(**row)
+            self.log("b-pair %-22s %-10s graph p50 %8.1f us  p99 %8.1f us  (n %d)  tidal %s" % (
+                config, name, row["p50_us"], row["p99_us"], row["n"], st))
+        del gt, gg
+        self.res.save()
 
     def green(self):
         if getattr(self, "_green", None) is None:

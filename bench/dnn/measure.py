@@ -48,6 +48,27 @@ def latencies(issue, stream, n, warmup):
     return out
 
 
+def interleaved(pairs, n, warmup):
+    """Like latencies() for several (issue, stream) configurations at once: request i of
+    each, in an order that rotates with i, before request i + 1 of any, so that all of
+    them see the same machine (clocks, other tenants) over the run. ns per request, one
+    list per pair."""
+    out = [[] for _ in pairs]
+    with torch.no_grad():
+        for i in range(warmup + n):
+            for k in range(len(pairs)):
+                j = (i + k) % len(pairs)
+                issue, stream = pairs[j]
+                with torch.cuda.stream(stream):
+                    t0 = _now()
+                    issue()
+                    stream.synchronize()
+                    t1 = _now()
+                if i >= warmup:
+                    out[j].append(t1 - t0)
+    return out
+
+
 def graph_issue(g):
     return g.replay
 

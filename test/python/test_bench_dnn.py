@@ -180,6 +180,41 @@ class TestReport(unittest.TestCase):
         self.assertEqual(c["be-alone-plain"]["be_rps"], 250.0)
         self.assertTrue(any(r["config"] == "iv-tidal" and r["launches_original"] == 60 for r in der["tidal_stats"]))
 
+    def test_derive_pairs(self):
+        u, t = synthetic()
+        t["rows"] += [lat_row("b-pair", "tidal", "pair-tidal-0-65", "bert-base", "graph", 690.0, 760.0),
+                      lat_row("b-pair", "tidal", "pair-green-0-65", "bert-base", "graph", 700.0, 800.0)]
+        pairs = report.derive(u, t)["b_pair"]
+        self.assertEqual(len(pairs), 1)                     # one row per tidal/green pair
+        self.assertEqual((pairs[0]["sms"], pairs[0]["green_p50_us"], pairs[0]["tidal_p50_us"], pairs[0]["p50_ratio"]),
+                         ("0-65", 700.0, 690.0, 0.9857))
+        self.assertEqual(pairs[0]["p99_ratio"], 0.95)
+
+    def test_interleaved_rotates(self):
+        """measure.interleaved: every configuration's request i runs before any request i + 1,
+        the first of each round rotates, and the warmup requests are not returned."""
+        import contextlib
+        import types
+        calls = []
+        fake = types.ModuleType("torch")
+        fake.no_grad = contextlib.nullcontext
+        fake.cuda = types.SimpleNamespace(stream=lambda s: contextlib.nullcontext())
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = fake
+        try:
+            sys.modules.pop("measure", None)
+            import measure
+            st = types.SimpleNamespace(synchronize=lambda: None)
+            out = measure.interleaved([(lambda: calls.append("a"), st), (lambda: calls.append("b"), st)], 3, 1)
+        finally:
+            sys.modules.pop("measure", None)
+            if saved is None:
+                sys.modules.pop("torch", None)
+            else:
+                sys.modules["torch"] = saved
+        self.assertEqual("".join(calls), "abbaabba")
+        self.assertEqual([len(x) for x in out], [3, 3])
+
     def test_main_writes_files(self):
         u, t = synthetic()
         for side in (u, t):
