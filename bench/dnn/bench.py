@@ -47,6 +47,8 @@ def parse():
     ap.add_argument("--be-depth", type=int, default=2, help="BE requests kept queued")
     ap.add_argument("--be-alone-s", type=float, default=1.0, help="seconds of BE-alone throughput")
     ap.add_argument("--placements", default="hybrid,persistent,original", help="tidal section a")
+    ap.add_argument("--no-graph-pairs", dest="graph_pairs", action="store_false",
+                    help="tidal side: skip the interleaved in-process graph pairs of sections a and b (a-pair, b-pair)")
     ap.add_argument("--ls-sms", default=None, help="default: the first half of the SMs (0-65 on 132)")
     ap.add_argument("--be-sms", default=None, help="default: the second half (66-131 on 132)")
     ap.add_argument("--quick", action="store_true", help="plumbing check: BE in section c is bert-base too")
@@ -321,6 +323,11 @@ class Bench:
                 stream = p.stream()
             self.probe(stream, set(range(self.nsm)), "tidal all-%s stream" % placement)
             self.latency_rows("a", "tidal-all-%s" % placement, stream, names, part=p)
+            if placement == "hybrid" and self.args.graph_pairs:
+                plain = self.torch.cuda.Stream(priority=0)
+                for n in names:
+                    run_section(self.res, self.log, "a pair %s" % n, self.pair_rows, "a", "tidal-all-hybrid", stream,
+                                "unmod-plain", plain, n, p)
 
     def section_b(self):
         """LS models on an LS-SM partition vs a green context of the same SMs: on the LS set
@@ -347,8 +354,12 @@ class Bench:
                 for n in names:
                     run_section(self.res, self.log, "b tidal-%s %s" % (smset, n), self.latency_rows, "b",
                                 "tidal-%s" % smset, s, [n], part=p)
-                    run_section(self.res, self.log, "b pair-%s %s" % (smset, n), self.pair_rows, smset, s, n,
-                                part=p)
+                    if not self.args.graph_pairs:
+                        continue
+                    gs = self.green().stream(smset)
+                    self.probe(gs, allowed, "green %s stream (tidal process)" % smset)
+                    run_section(self.res, self.log, "b pair-%s %s" % (smset, n), self.pair_rows, "b",
+                                "tidal-" + smset, s, "green-" + smset, gs, n, p)
             else:
                 s = self.green().stream(smset)
                 self.probe(s, allowed, "green %s stream" % smset)
@@ -356,32 +367,31 @@ class Bench:
                     run_section(self.res, self.log, "b green-%s %s" % (smset, n), self.latency_rows, "b",
                                 "green-%s" % smset, s, [n])
 
-    def pair_rows(self, smset, ts, name, part):
-        """Section b in one process, interleaved (measure.interleaved): the model's graph
-        captured on the tidal partition's stream and on a green context of the same SMs,
-        request for request, so that the ratio does not carry the drift between the two
-        sides' processes (section b's rows are a minute apart). Both graphs run this
-        process's kernels (tidal's modules: the originals are byte-identical); the green
-        stream belongs to no partition, and the counters say how its launches went."""
+    def pair_rows(self, section, tidal_config, ts, other_config, other, name, part):
+        """A section's comparison in one process, interleaved (measure.interleaved): the
+        model's graph captured on the tidal partition's stream ts and on `other`, a stream
+        no partition governs (libtidal launches there as given: the counters say so), and
+        replayed request for request, so that the ratio carries no drift between the two
+        sides' processes (their rows are a minute apart). Both graphs run this process's
+        kernels: the originals are byte-identical to the unmodified side's. Rows: section
+        SECTION-pair, configs pair-TIDAL_CONFIG and pair-OTHER_CONFIG."""
         meas, a = self.measure, self.args
         cm, x = self.models[name]
-        gs = self.green().stream(smset)
-        self.probe(gs, set(common.parse_smset(smset, self.nsm)), "green %s stream (tidal process)" % smset)
         stats = {}
         gt, _ = meas.capture(cm, x, ts, before=lambda: stats.setdefault("t", self.tid.snap()))
         stats["t"] = self.tid.delta(stats["t"])
-        gg, _ = meas.capture(cm, x, gs, before=lambda: stats.setdefault("g", self.tid.snap()))
-        stats["g"] = self.tid.delta(stats["g"])
+        go, _ = meas.capture(cm, x, other, before=lambda: stats.setdefault("o", self.tid.snap()))
+        stats["o"] = self.tid.delta(stats["o"])
         n = a.n_large if name == "bert-large" else a.n
-        lt, lg = meas.interleaved([(meas.graph_issue(gt), ts), (meas.graph_issue(gg), gs)], n, a.warmup)
-        self.part_check(part, "pair-%s %s" % (smset, name))
-        for config, l, st in (("pair-tidal-" + smset, lt, stats["t"]), ("pair-green-" + smset, lg, stats["g"])):
-            row = dict(section="b-pair", side=self.side, config=config, model=name, mode="graph", **summarize_us(l),
-                       tidal_launches=st)
+        lt, lo = meas.interleaved([(meas.graph_issue(gt), ts), (meas.graph_issue(go), other)], n, a.warmup)
+        self.part_check(part, "pair-%s %s" % (tidal_config, name))
+        for config, l, st in (("pair-" + tidal_config, lt, stats["t"]), ("pair-" + other_config, lo, stats["o"])):
+            row = dict(section=section + "-pair", side=self.side, config=config, model=name, mode="graph",
+                       **summarize_us(l), tidal_launches=st)
             self.res.row(**row)
-            self.log("b-pair %-22s %-10s graph p50 %8.1f us  p99 %8.1f us  (n %d)  tidal %s" % (
-                config, name, row["p50_us"], row["p99_us"], row["n"], st))
-        del gt, gg
+            self.log("%s-pair %-24s %-10s graph p50 %8.1f us  p99 %8.1f us  (n %d)  tidal %s" % (
+                section, config, name, row["p50_us"], row["p99_us"], row["n"], st))
+        del gt, go
         self.res.save()
 
     def green(self):

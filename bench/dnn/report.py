@@ -100,19 +100,27 @@ def derive(u, t):
                          "p50_ratio": ratio(tt and tt.get("p50_us"), g and g.get("p50_us")),
                          "p99_ratio": ratio(tt and tt.get("p99_us"), g and g.get("p99_us")),
                          "all_sms_unmod_p50_us": full and full.get("p50_us")})
-    out["b_pair"] = []
-    tp = rows_of(t, "b-pair")
-    for tr in tp:
-        if not tr["config"].startswith("pair-tidal-"):
-            continue
-        sms = tr["config"][len("pair-tidal-"):]
-        g = find(tp, model=tr["model"], mode=tr["mode"], config="pair-green-" + sms)
-        out["b_pair"].append({"model": tr["model"], "mode": tr["mode"], "sms": sms,
-                              "green_p50_us": g and g.get("p50_us"), "green_p99_us": g and g.get("p99_us"),
-                              "tidal_p50_us": tr.get("p50_us"), "tidal_p99_us": tr.get("p99_us"),
-                              "p50_ratio": ratio(tr.get("p50_us"), g and g.get("p50_us")),
-                              "p99_ratio": ratio(tr.get("p99_us"), g and g.get("p99_us"))})
-
+    # the tidal side's interleaved pairs: pair-tidal-X against pair-green-X (b) or
+    # pair-unmod-plain (a), per model
+    for sec, other in (("a", "unmod-plain"), ("b", "green-")):
+        out[sec + "_pair"] = []
+        tp = rows_of(t, sec + "-pair")
+        for tr in tp:
+            if not tr["config"].startswith("pair-tidal-"):
+                continue
+            rest = tr["config"][len("pair-tidal-"):]
+            oc = "pair-" + (other + rest if other.endswith("-") else other)
+            o = find(tp, model=tr["model"], mode=tr["mode"], config=oc)
+            out[sec + "_pair"].append({
+                "model": tr["model"], "mode": tr["mode"], "sms": rest if other.endswith("-") else "all",
+                "tidal_config": tr["config"], "other_config": o and o["config"],
+                "other_p50_us": o and o.get("p50_us"), "other_p99_us": o and o.get("p99_us"),
+                "tidal_p50_us": tr.get("p50_us"), "tidal_p99_us": tr.get("p99_us"),
+                "p50_ratio": ratio(tr.get("p50_us"), o and o.get("p50_us")),
+                "p99_ratio": ratio(tr.get("p99_us"), o and o.get("p99_us")),
+                # the other graph must have run as given: no launch of it went through tidal
+                "other_as_given": bool(o) and not (o.get("tidal_launches") or {}).get("launches_original") and
+                not (o.get("tidal_launches") or {}).get("launches_rewritten")})
     storm = (u or {}).get("storm", []) + (t or {}).get("storm", [])
     be_alone = {r["config"]: r for r in storm if r["config"].startswith("be-alone")}
     be_ref_of = {"i-plain": "be-alone-plain", "ii-priority": "be-alone-plain", "iii-green": "be-alone-green",
@@ -252,13 +260,19 @@ def markdown(u, t, der):
                          r["tidal_p99_us"], r["p50_ratio"], r["p99_ratio"], r["all_sms_unmod_p50_us"]]
                         for r in der["b"]]))
     md.append("")
-    if der.get("b_pair"):
-        md.append("### b'. the same in one process, interleaved request for request (tidal side's kernels; "
-                  "green context vs tidal partition of the same SMs, us)")
-        md.append(md_table(["model", "mode", "SMs", "green p50", "green p99", "tidal p50", "tidal p99", "p50 ratio",
-                            "p99 ratio"],
-                           [[r["model"], r["mode"], r["sms"], r["green_p50_us"], r["green_p99_us"], r["tidal_p50_us"],
-                             r["tidal_p99_us"], r["p50_ratio"], r["p99_ratio"]] for r in der["b_pair"]]))
+    for sec, title, other in (("a", "a'. section a in one process, interleaved request for request: the graph on "
+                                "a plain stream tidal does not govern (launched as given) vs on tidal partition "
+                                "\"all\" (us)", "unmod"),
+                               ("b", "b'. section b in one process, interleaved request for request: green context "
+                                "vs tidal partition of the same SMs, both with the tidal side's kernels (us)", "green")):
+        if not der.get(sec + "_pair"):
+            continue
+        md.append("### " + title)
+        md.append(md_table(["model", "mode", "SMs", other + " p50", other + " p99", "tidal p50", "tidal p99",
+                            "p50 ratio", "p99 ratio", other + " as given"],
+                           [[r["model"], r["mode"], r["sms"], r["other_p50_us"], r["other_p99_us"], r["tidal_p50_us"],
+                             r["tidal_p99_us"], r["p50_ratio"], r["p99_ratio"], r["other_as_given"]]
+                            for r in der[sec + "_pair"]]))
         md.append("")
     md.append("### c. LS (bert-base b1 graph) under a BE storm (%s)" % (s.get("storm") or {}))
     md.append(md_table(["config", "LS p50 us", "LS p99 us", "BE req/s", "LS p50/alone", "LS p99/alone", "alone ref",

@@ -182,13 +182,25 @@ class TestReport(unittest.TestCase):
 
     def test_derive_pairs(self):
         u, t = synthetic()
+        given = {"launches_original": 0, "launches_unmasked": 192}
         t["rows"] += [lat_row("b-pair", "tidal", "pair-tidal-0-65", "bert-base", "graph", 690.0, 760.0),
-                      lat_row("b-pair", "tidal", "pair-green-0-65", "bert-base", "graph", 700.0, 800.0)]
-        pairs = report.derive(u, t)["b_pair"]
-        self.assertEqual(len(pairs), 1)                     # one row per tidal/green pair
-        self.assertEqual((pairs[0]["sms"], pairs[0]["green_p50_us"], pairs[0]["tidal_p50_us"], pairs[0]["p50_ratio"]),
+                      lat_row("b-pair", "tidal", "pair-green-0-65", "bert-base", "graph", 700.0, 800.0,
+                              tidal_launches=given),
+                      lat_row("a-pair", "tidal", "pair-tidal-all-hybrid", "bert-large", "graph", 5100.0, 5200.0),
+                      lat_row("a-pair", "tidal", "pair-unmod-plain", "bert-large", "graph", 5000.0, 5100.0,
+                              tidal_launches={"launches_original": 3})]
+        der = report.derive(u, t)
+        b, a = der["b_pair"], der["a_pair"]
+        self.assertEqual(len(b), 1)                     # one row per tidal/other pair
+        self.assertEqual((b[0]["sms"], b[0]["other_p50_us"], b[0]["tidal_p50_us"], b[0]["p50_ratio"]),
                          ("0-65", 700.0, 690.0, 0.9857))
-        self.assertEqual(pairs[0]["p99_ratio"], 0.95)
+        self.assertEqual(b[0]["p99_ratio"], 0.95)
+        self.assertTrue(b[0]["other_as_given"])
+        self.assertEqual((a[0]["model"], a[0]["sms"], a[0]["p50_ratio"]), ("bert-large", "all", 1.02))
+        self.assertFalse(a[0]["other_as_given"])        # 3 of its launches went through tidal: flagged
+        md = report.markdown(u, t, der) if hasattr(report, "markdown") else None
+        if md is not None:
+            self.assertIn("a'. section a in one process", md)
 
     def test_interleaved_rotates(self):
         """measure.interleaved: every configuration's request i runs before any request i + 1,
