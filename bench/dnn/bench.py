@@ -14,6 +14,10 @@
                  b. LS models on a tidal partition of the LS SMs
                  c. (iv) LS / BE on tidal partitions of the LS / BE SMs, LS alone and
                     BE alone on them
+                 a', b', c': the same comparisons inside this process (--no-graph-pairs
+                    skips them): graphs interleaved request for request against a plain
+                    stream / a green context no partition governs; the storm against the
+                    green split in alternating rounds
                  profile (only when asked, --sections profile): latency vs SM count per
                     model and kernel, fitted a/n + b, the knee (sm_profile.py)
 Both: kernel census per model (torch.profiler kernel names: Triton vs closed), compile
@@ -48,7 +52,10 @@ def parse():
     ap.add_argument("--be-alone-s", type=float, default=1.0, help="seconds of BE-alone throughput")
     ap.add_argument("--placements", default="hybrid,persistent,original", help="tidal section a")
     ap.add_argument("--no-graph-pairs", dest="graph_pairs", action="store_false",
-                    help="tidal side: skip the interleaved in-process graph pairs of sections a and b (a-pair, b-pair)")
+                    help="tidal side: skip the in-process pairs: sections a and b interleaved (a-pair, b-pair), "
+                    "section c's storm against the green split in alternating rounds (pair-iv-tidal, pair-iii-green)")
+    ap.add_argument("--pair-rounds", type=int, default=4,
+                    help="section c's in-process pairs: alternating rounds (each of --storm-n / rounds LS requests)")
     ap.add_argument("--ls-sms", default=None, help="default: the first half of the SMs (0-65 on 132)")
     ap.add_argument("--be-sms", default=None, help="default: the second half (66-131 on 132)")
     ap.add_argument("--quick", action="store_true", help="plumbing check: BE in section c is bert-base too")
@@ -475,8 +482,56 @@ class Bench:
                        partition=self.part_check(part, "storm %s" % name) if part else None)
             self.res["storm"].append(row)
             self.log("c %-16s BE alone %.1f req/s" % (name, r["be_rps"]))
+        if self.tt and a.graph_pairs:
+            self.storm_pairs(graph_on, ls_s, be_s, lp, bp)
         graphs.clear()
         torch.cuda.synchronize()
+
+    def storm_pairs(self, graph_on, ls_s, be_s, lp, bp):
+        """Section c's comparison with the static green split inside this process, in
+        alternating rounds (--pair-rounds, the first of each round rotating): tidal's LS/BE
+        partitions (iv) against green contexts of the same SMs that no partition governs
+        (iii, launched as given), then BE alone on each. The two sides' storms otherwise run
+        a minute apart in two processes, and a BE throughput of 20-odd requests per storm
+        moves 5% with one request: the rows carry be_done so the reader sees the resolution."""
+        meas, a = self.measure, self.args
+        gr = self.green()
+        gls, gbe = gr.stream(self.ls_sms), gr.stream(self.be_sms)
+        cfgs = [("pair-iv-tidal", ls_s, be_s, lp, bp), ("pair-iii-green", gls, gbe, None, None)]
+        rounds = max(1, a.pair_rounds)
+        per = max(20, a.storm_n // rounds)
+        acc = {c[0]: {"ls": [], "be_done": 0, "window_ns": 0, "be_alone": 0, "alone_ns": 0} for c in cfgs}
+        snap = {}
+        for r in range(rounds):
+            for k in range(len(cfgs)):
+                name, l_s, b_s, _, _ = cfgs[(r + k) % len(cfgs)]
+                snap.setdefault(name, self.tid.snap())
+                out = meas.ls_under_storm(graph_on("ls", l_s).replay, l_s, per, 5,
+                                          be_issue=graph_on("be", b_s).replay, be_stream=b_s, depth=a.be_depth)
+                acc[name]["ls"] += out["ls_ns"]
+                acc[name]["be_done"] += out["be_done"]
+                acc[name]["window_ns"] += out["window_ns"]
+            for k in range(len(cfgs)):
+                name, _, b_s, _, _ = cfgs[(r + k) % len(cfgs)]
+                out = meas.be_alone(graph_on("be", b_s).replay, b_s, a.be_alone_s / rounds, depth=a.be_depth)
+                acc[name]["be_alone"] += out["be_done"]
+                acc[name]["alone_ns"] += out["window_ns"]
+        for name, _, _, lpart, bpart in cfgs:
+            x = acc[name]
+            st = summarize_us(x["ls"])
+            row = dict(config=name, side=self.side, pair=True, rounds=rounds, ls_p50_us=st["p50_us"],
+                       ls_p99_us=st["p99_us"], ls_mean_us=st["mean_us"], ls_n=st["n"],
+                       be_rps=round(x["be_done"] / (x["window_ns"] / 1e9), 2), be_done=x["be_done"],
+                       window_s=round(x["window_ns"] / 1e9, 3),
+                       be_alone_rps=round(x["be_alone"] / (x["alone_ns"] / 1e9), 2), be_alone_done=x["be_alone"],
+                       tidal_launches=self.tid.delta(snap[name]),
+                       partition=self.part_check(lpart, "storm %s" % name) if lpart else None,
+                       be_partition=self.part_check(bpart, "storm %s be" % name) if bpart else None)
+            self.res["storm"].append(row)
+            self.log("c %-16s LS p50 %8.1f us  p99 %8.1f us  BE %.1f req/s (%d in %.2fs)  BE alone %.1f req/s (%d)" % (
+                name, row["ls_p50_us"], row["ls_p99_us"], row["be_rps"], row["be_done"], row["window_s"],
+                row["be_alone_rps"], row["be_alone_done"]))
+        self.res.save()
 
 
 def main():

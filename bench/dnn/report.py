@@ -121,7 +121,24 @@ def derive(u, t):
                 # the other graph must have run as given: no launch of it went through tidal
                 "other_as_given": bool(o) and not (o.get("tidal_launches") or {}).get("launches_original") and
                 not (o.get("tidal_launches") or {}).get("launches_rewritten")})
-    storm = (u or {}).get("storm", []) + (t or {}).get("storm", [])
+    allstorm = (u or {}).get("storm", []) + (t or {}).get("storm", [])
+    storm = [r for r in allstorm if not r.get("pair")]
+    # the tidal side's storm against the green split in alternating rounds, one process
+    out["c_pair"] = []
+    pt = {r["config"]: r for r in allstorm if r.get("pair")}
+    tp, gp = pt.get("pair-iv-tidal"), pt.get("pair-iii-green")
+    if tp and gp:
+        out["c_pair"].append({
+            "rounds": tp.get("rounds"), "ls_requests": tp.get("ls_n"),
+            "green_ls_p50_us": gp.get("ls_p50_us"), "green_ls_p99_us": gp.get("ls_p99_us"),
+            "tidal_ls_p50_us": tp.get("ls_p50_us"), "tidal_ls_p99_us": tp.get("ls_p99_us"),
+            "ls_p50_ratio": ratio(tp.get("ls_p50_us"), gp.get("ls_p50_us")),
+            "ls_p99_ratio": ratio(tp.get("ls_p99_us"), gp.get("ls_p99_us")),
+            "green_be_rps": gp.get("be_rps"), "tidal_be_rps": tp.get("be_rps"),
+            "green_be_done": gp.get("be_done"), "tidal_be_done": tp.get("be_done"),
+            "be_ratio": ratio(tp.get("be_rps"), gp.get("be_rps")),
+            "green_be_alone_rps": gp.get("be_alone_rps"), "tidal_be_alone_rps": tp.get("be_alone_rps"),
+            "be_alone_ratio": ratio(tp.get("be_alone_rps"), gp.get("be_alone_rps"))})
     be_alone = {r["config"]: r for r in storm if r["config"].startswith("be-alone")}
     be_ref_of = {"i-plain": "be-alone-plain", "ii-priority": "be-alone-plain", "iii-green": "be-alone-green",
                  "iv-tidal": "be-alone-tidal"}
@@ -281,6 +298,19 @@ def markdown(u, t, der):
                          r.get("p99_vs_alone"), r.get("alone_ref") or "-", r.get("be_vs_be_alone"),
                          r.get("be_alone_ref") or "-"] for r in der["c"]]))
     md.append("")
+    if der.get("c_pair"):
+        md.append("### c'. the storm against the green split in one process, alternating rounds (tidal side; "
+                  "green contexts of the same SMs launched as given); BE done = requests behind each rate")
+        md.append(md_table(["rounds", "LS n", "green LS p50", "green LS p99", "tidal LS p50", "tidal LS p99",
+                            "LS p50 ratio", "LS p99 ratio", "green BE/s (done)", "tidal BE/s (done)", "BE ratio",
+                            "green BE alone/s", "tidal BE alone/s", "BE alone ratio"],
+                           [[r["rounds"], r["ls_requests"], r["green_ls_p50_us"], r["green_ls_p99_us"],
+                             r["tidal_ls_p50_us"], r["tidal_ls_p99_us"], r["ls_p50_ratio"], r["ls_p99_ratio"],
+                             "%s (%s)" % (r["green_be_rps"], r["green_be_done"]),
+                             "%s (%s)" % (r["tidal_be_rps"], r["tidal_be_done"]), r["be_ratio"],
+                             r["green_be_alone_rps"], r["tidal_be_alone_rps"], r["be_alone_ratio"]]
+                            for r in der["c_pair"]]))
+        md.append("")
     md.append("### kernels per request (torch.profiler, one eager request; Triton = rewritable)")
     md.append(md_table(["side", "model", "kernels", "Triton", "closed", "kinds", "as clones", "graph replay",
                         "interposed", "top closed kernels"],

@@ -202,6 +202,23 @@ class TestReport(unittest.TestCase):
         if md is not None:
             self.assertIn("a'. section a in one process", md)
 
+    def test_derive_storm_pairs(self):
+        u, t = synthetic()
+        t["storm"] += [dict(config="pair-iv-tidal", side="tidal", pair=True, rounds=4, ls_p50_us=1100.0,
+                            ls_p99_us=1300.0, ls_n=200, be_rps=100.0, be_done=25, be_alone_rps=115.0,
+                            be_alone_done=115),
+                       dict(config="pair-iii-green", side="tidal", pair=True, rounds=4, ls_p50_us=1000.0,
+                            ls_p99_us=1300.0, ls_n=200, be_rps=80.0, be_done=20, be_alone_rps=115.0,
+                            be_alone_done=115)]
+        der = report.derive(u, t)
+        self.assertFalse(any(r["config"].startswith("pair-") for r in der["c"]))   # not mixed into table c
+        cp = der["c_pair"]
+        self.assertEqual(len(cp), 1)
+        self.assertEqual((cp[0]["ls_p50_ratio"], cp[0]["ls_p99_ratio"], cp[0]["be_ratio"], cp[0]["be_alone_ratio"]),
+                         (1.1, 1.0, 1.25, 1.0))
+        self.assertEqual((cp[0]["green_be_done"], cp[0]["tidal_be_done"]), (20, 25))
+        self.assertIn("### c'. the storm against the green split", report.markdown(u, t, der))
+
     def test_interleaved_rotates(self):
         """measure.interleaved: every configuration's request i runs before any request i + 1,
         the first of each round rotates, and the warmup requests are not returned."""
