@@ -500,14 +500,16 @@ class Bench:
         cfgs = [("pair-iv-tidal", ls_s, be_s, lp, bp), ("pair-iii-green", gls, gbe, None, None)]
         rounds = max(1, a.pair_rounds)
         per = max(20, a.storm_n // rounds)
-        acc = {c[0]: {"ls": [], "be_done": 0, "window_ns": 0, "be_alone": 0, "alone_ns": 0} for c in cfgs}
-        snap = {}
+        acc = {c[0]: {"ls": [], "be_done": 0, "window_ns": 0, "be_alone": 0, "alone_ns": 0, "launches": {}}
+               for c in cfgs}
         for r in range(rounds):
             for k in range(len(cfgs)):
                 name, l_s, b_s, _, _ = cfgs[(r + k) % len(cfgs)]
-                snap.setdefault(name, self.tid.snap())
+                snap = self.tid.snap()   # counters per run: the other configuration's runs interleave
                 out = meas.ls_under_storm(graph_on("ls", l_s).replay, l_s, per, 5,
                                           be_issue=graph_on("be", b_s).replay, be_stream=b_s, depth=a.be_depth)
+                for key, v in (self.tid.delta(snap) or {}).items():
+                    acc[name]["launches"][key] = acc[name]["launches"].get(key, 0) + v
                 acc[name]["ls"] += out["ls_ns"]
                 acc[name]["be_done"] += out["be_done"]
                 acc[name]["window_ns"] += out["window_ns"]
@@ -524,7 +526,7 @@ class Bench:
                        be_rps=round(x["be_done"] / (x["window_ns"] / 1e9), 2), be_done=x["be_done"],
                        window_s=round(x["window_ns"] / 1e9, 3),
                        be_alone_rps=round(x["be_alone"] / (x["alone_ns"] / 1e9), 2), be_alone_done=x["be_alone"],
-                       tidal_launches=self.tid.delta(snap[name]),
+                       tidal_launches=x["launches"],
                        partition=self.part_check(lpart, "storm %s" % name) if lpart else None,
                        be_partition=self.part_check(bpart, "storm %s be" % name) if bpart else None)
             self.res["storm"].append(row)
