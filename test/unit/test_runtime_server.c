@@ -171,6 +171,18 @@ static int add(tidal_server *s, const char *name, int cls, int policy_id, unsign
 
 #define STREAM(k) ((void *)(uintptr_t)(0x7000 + (k)))
 
+/* Service id gets arrivals t[0..n), the server runs until `until`; its records in *r,
+ * their count returned. */
+static size_t serve_arrivals(tidal_server *s, int id, const uint64_t *t, size_t n, uint64_t until,
+                             const tidal_server_record **r)
+{
+    size_t nr = 0;
+    assert_int_equal(tidal_server_arrivals(s, id, t, n), TIDAL_OK);
+    assert_int_equal(tidal_server_run(s, until), TIDAL_OK);
+    assert_int_equal(tidal_server_records(s, r, &nr), TIDAL_OK);
+    return nr;
+}
+
 /* ------------------------------------------------------------------ arrivals */
 
 static void test_arrivals_in_order_and_on_time(void **state)
@@ -189,11 +201,8 @@ static void test_arrivals_in_order_and_on_time(void **state)
     for (int i = 0; i < 3; i++) t[n++] = 9 * MS;
     t[n++] = 12 * MS;
     t[n++] = 12 * MS + 1;
-    assert_int_equal(tidal_server_arrivals(s, ls, t, n), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, 12 * MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, n, 12 * MS, &r);
     assert_int_equal(nr, 43); /* the two at and after the end are not served */
     tidal_server_counts c;
     assert_int_equal(tidal_server_counts_get(s, ls, &c), TIDAL_OK);
@@ -257,11 +266,8 @@ static void test_batches_up_to_the_policys_size(void **state)
     t[n++] = 100 * US;
     for (int k = 0; k < 12; k++)
         for (int i = 0; i < 6; i++) t[n++] = (uint64_t)(k + 1) * MS;
-    assert_int_equal(tidal_server_arrivals(s, ls, t, n), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, n, 20 * MS, &r);
     assert_int_equal(nr, n);
     unsigned sizes[5] = {0};
     for (size_t i = 0; i < nr;) { /* a batch's requests are consecutive, with one start */
@@ -335,11 +341,8 @@ static void test_policy_batches_what_is_queued(void **state)
     int ls = add(s, "ls", TIDAL_SERVICE_LS, pid, 2, TIDAL_SERVER_WAIT_YIELD, &in, 1);
     uint64_t t[24];
     for (int k = 0; k < 24; k++) t[k] = (uint64_t)(k / 2 + 1) * MS;
-    assert_int_equal(tidal_server_arrivals(s, ls, t, 24), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, 20 * MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, 24, 20 * MS, &r);
     assert_int_equal(nr, 24);
     unsigned pairs = 0;
     for (size_t i = 0; i < nr; i++) pairs += r[i].batch == 2;
@@ -361,11 +364,8 @@ static void test_batches_without_policy(void **state)
     tidal_server *s = server(NULL);
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 3, TIDAL_SERVER_WAIT_SPIN, &in, 1);
     uint64_t t[8] = {100 * US, 200 * US, 210 * US, 220 * US, 230 * US, 240 * US, 5 * MS, 5 * MS};
-    assert_int_equal(tidal_server_arrivals(s, ls, t, 8), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, 10 * MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, 8, 10 * MS, &r);
     assert_int_equal(nr, 8);
     unsigned most = 0;
     for (size_t i = 0; i < nr; i += r[i].batch) {
@@ -425,11 +425,8 @@ static void test_begin_end_in_order(void **state)
     int ls = add(s, "ls", TIDAL_SERVICE_LS, pl, 1, TIDAL_SERVER_WAIT_DEFAULT, &in, 1);
     uint64_t t[20];
     for (int i = 0; i < 20; i++) t[i] = 200 * US + (uint64_t)i * 400 * US;
-    assert_int_equal(tidal_server_arrivals(s, ls, t, 20), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, 10 * MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, 20, 10 * MS, &r);
     assert_int_equal(nr, 20);
     for (size_t i = 0; i < nr; i++) assert_int_equal(r[i].sms, 66); /* its share once begun */
     assert_int_equal(atomic_load(&mv.n) - after_add, 2 * 20);
@@ -814,11 +811,8 @@ static void test_instantiate_and_block_fallback(void **state)
     tidal_server_instance in = {STREAM(0), e, NULL, NULL, 0};
     int ls = add(s, "ls", TIDAL_SERVICE_LS, 0, 1, TIDAL_SERVER_WAIT_SPIN, &in, 1);
     uint64_t t[4] = {10 * US, 100 * US, 200 * US, 300 * US};
-    assert_int_equal(tidal_server_arrivals(s, ls, t, 4), TIDAL_OK);
-    assert_int_equal(tidal_server_run(s, MS), TIDAL_OK);
     const tidal_server_record *r;
-    size_t nr;
-    assert_int_equal(tidal_server_records(s, &r, &nr), TIDAL_OK);
+    size_t nr = serve_arrivals(s, ls, t, 4, MS, &r);
     assert_int_equal(nr, 4);
     assert_int_equal(atomic_load(&instantiated), 1);
     assert_int_equal(atomic_load(&exec_destroyed), 0);
