@@ -333,7 +333,7 @@ class Bench:
             if placement == "hybrid" and self.args.graph_pairs:
                 plain = self.torch.cuda.Stream(priority=0)
                 for n in names:
-                    run_section(self.res, self.log, "a pair %s" % n, self.pair_rows, "a", "tidal-all-hybrid", stream,
+                    run_section(self.res, self.log, "a pair %s" % n, self.pair_rows, "a", "all", "tidal-all-hybrid", stream,
                                 "unmod-plain", plain, n, p)
 
     def section_b(self):
@@ -358,15 +358,16 @@ class Bench:
                 self.res["settings"].setdefault("tidal_ls_placed", p.placed)
                 s = p.stream()
                 self.probe(s, allowed, "tidal %s stream" % smset)
+                gs = None   # stream() makes a new green context each call: one per SM set
+                if self.args.graph_pairs:
+                    gs = self.green().stream(smset)
+                    self.probe(gs, allowed, "green %s stream (tidal process)" % smset)
                 for n in names:
                     run_section(self.res, self.log, "b tidal-%s %s" % (smset, n), self.latency_rows, "b",
                                 "tidal-%s" % smset, s, [n], part=p)
-                    if not self.args.graph_pairs:
-                        continue
-                    gs = self.green().stream(smset)
-                    self.probe(gs, allowed, "green %s stream (tidal process)" % smset)
-                    run_section(self.res, self.log, "b pair-%s %s" % (smset, n), self.pair_rows, "b",
-                                "tidal-" + smset, s, "green-" + smset, gs, n, p)
+                    if gs is not None:
+                        run_section(self.res, self.log, "b pair-%s %s" % (smset, n), self.pair_rows, "b", smset,
+                                    "tidal-" + smset, s, "green-" + smset, gs, n, p)
             else:
                 s = self.green().stream(smset)
                 self.probe(s, allowed, "green %s stream" % smset)
@@ -374,14 +375,15 @@ class Bench:
                     run_section(self.res, self.log, "b green-%s %s" % (smset, n), self.latency_rows, "b",
                                 "green-%s" % smset, s, [n])
 
-    def pair_rows(self, section, tidal_config, ts, other_config, other, name, part):
+    def pair_rows(self, section, sms, tidal_config, ts, other_config, other, name, part):
         """A section's comparison in one process, interleaved (measure.interleaved): the
         model's graph captured on the tidal partition's stream ts and on `other`, a stream
         no partition governs (libtidal launches there as given: the counters say so), and
         replayed request for request, so that the ratio carries no drift between the two
         sides' processes (their rows are a minute apart). Both graphs run this process's
         kernels: the originals are byte-identical to the unmodified side's. Rows: section
-        SECTION-pair, configs pair-TIDAL_CONFIG and pair-OTHER_CONFIG."""
+        SECTION-pair, configs pair-TIDAL_CONFIG and pair-OTHER_CONFIG, both with pair_key
+        TIDAL_CONFIG, role tidal / other and sms SMS (the report pairs them by the key)."""
         meas, a = self.measure, self.args
         cm, x = self.models[name]
         stats = {}
@@ -392,12 +394,12 @@ class Bench:
         n = a.n_large if name == "bert-large" else a.n
         lt, lo = meas.interleaved([(meas.graph_issue(gt), ts), (meas.graph_issue(go), other)], n, a.warmup)
         self.part_check(part, "pair-%s %s" % (tidal_config, name))
-        for config, l, st in (("pair-" + tidal_config, lt, stats["t"]), ("pair-" + other_config, lo, stats["o"])):
-            row = dict(section=section + "-pair", side=self.side, config=config, model=name, mode="graph",
-                       **summarize_us(l), tidal_launches=st)
+        for role, config, l, st in (("tidal", tidal_config, lt, stats["t"]), ("other", other_config, lo, stats["o"])):
+            row = dict(section=section + "-pair", side=self.side, config="pair-" + config, model=name, mode="graph",
+                       pair_key=tidal_config, role=role, sms=sms, **summarize_us(l), tidal_launches=st)
             self.res.row(**row)
             self.log("%s-pair %-24s %-10s graph p50 %8.1f us  p99 %8.1f us  (n %d)  tidal %s" % (
-                section, config, name, row["p50_us"], row["p99_us"], row["n"], st))
+                section, row["config"], name, row["p50_us"], row["p99_us"], row["n"], st))
         del gt, go
         self.res.save()
 

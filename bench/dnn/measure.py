@@ -36,16 +36,7 @@ def capture(fn, x, stream, warmup=3, before=None):
 
 def latencies(issue, stream, n, warmup):
     """Issue `issue()` on stream n times (after warmup), synchronizing each; ns per request."""
-    out = []
-    with torch.no_grad(), torch.cuda.stream(stream):
-        for i in range(warmup + n):
-            t0 = _now()
-            issue()
-            stream.synchronize()
-            t1 = _now()
-            if i >= warmup:
-                out.append(t1 - t0)
-    return out
+    return interleaved([(issue, stream)], n, warmup)[0]
 
 
 def interleaved(pairs, n, warmup):

@@ -100,19 +100,17 @@ def derive(u, t):
                          "p50_ratio": ratio(tt and tt.get("p50_us"), g and g.get("p50_us")),
                          "p99_ratio": ratio(tt and tt.get("p99_us"), g and g.get("p99_us")),
                          "all_sms_unmod_p50_us": full and full.get("p50_us")})
-    # the tidal side's interleaved pairs: pair-tidal-X against pair-green-X (b) or
-    # pair-unmod-plain (a), per model
-    for sec, other in (("a", "unmod-plain"), ("b", "green-")):
+    # the tidal side's interleaved pairs (bench.py pair_rows): rows of one pair share a
+    # pair_key, one has role tidal, the other the configuration it ran against
+    for sec in ("a", "b"):
         out[sec + "_pair"] = []
         tp = rows_of(t, sec + "-pair")
         for tr in tp:
-            if not tr["config"].startswith("pair-tidal-"):
+            if tr.get("role") != "tidal":
                 continue
-            rest = tr["config"][len("pair-tidal-"):]
-            oc = "pair-" + (other + rest if other.endswith("-") else other)
-            o = find(tp, model=tr["model"], mode=tr["mode"], config=oc)
+            o = find(tp, model=tr["model"], mode=tr["mode"], pair_key=tr["pair_key"], role="other")
             out[sec + "_pair"].append({
-                "model": tr["model"], "mode": tr["mode"], "sms": rest if other.endswith("-") else "all",
+                "model": tr["model"], "mode": tr["mode"], "sms": tr.get("sms"),
                 "tidal_config": tr["config"], "other_config": o and o["config"],
                 "other_p50_us": o and o.get("p50_us"), "other_p99_us": o and o.get("p99_us"),
                 "tidal_p50_us": tr.get("p50_us"), "tidal_p99_us": tr.get("p99_us"),

@@ -183,12 +183,15 @@ class TestReport(unittest.TestCase):
     def test_derive_pairs(self):
         u, t = synthetic()
         given = {"launches_original": 0, "launches_unmasked": 192}
-        t["rows"] += [lat_row("b-pair", "tidal", "pair-tidal-0-65", "bert-base", "graph", 690.0, 760.0),
+        t["rows"] += [lat_row("b-pair", "tidal", "pair-tidal-0-65", "bert-base", "graph", 690.0, 760.0,
+                              pair_key="tidal-0-65", role="tidal", sms="0-65"),
                       lat_row("b-pair", "tidal", "pair-green-0-65", "bert-base", "graph", 700.0, 800.0,
-                              tidal_launches=given),
-                      lat_row("a-pair", "tidal", "pair-tidal-all-hybrid", "bert-large", "graph", 5100.0, 5200.0),
+                              tidal_launches=given, pair_key="tidal-0-65", role="other", sms="0-65"),
+                      lat_row("a-pair", "tidal", "pair-tidal-all-hybrid", "bert-large", "graph", 5100.0, 5200.0,
+                              pair_key="tidal-all-hybrid", role="tidal", sms="all"),
                       lat_row("a-pair", "tidal", "pair-unmod-plain", "bert-large", "graph", 5000.0, 5100.0,
-                              tidal_launches={"launches_original": 3})]
+                              tidal_launches={"launches_original": 3}, pair_key="tidal-all-hybrid", role="other",
+                              sms="all")]
         der = report.derive(u, t)
         b, a = der["b_pair"], der["a_pair"]
         self.assertEqual(len(b), 1)                     # one row per tidal/other pair
